@@ -1,0 +1,110 @@
+// Per-ISA compute kernels behind one dispatch table.
+//
+// Kernels know bytes, shapes and row ranges; never tensor names, models or threads. Callers
+// (src/ops) split work into row ranges across threads and call one table entry per range,
+// so the cost of the indirect call is paid once per row block, never per dot product.
+//
+// Conventions for every GEMM-like entry below:
+//   * The weight matrix W has N rows ("output features") of K values each. A call computes
+//     output rows [r0, r1) of W against `n` activation rows ("tokens" / "columns") X[j], j<n.
+//   * out[j * ldo + r] receives the result for activation row j and weight row r.
+//   * Integer accumulation is exact int32 in every ISA (no int16 partial sums that can wrap),
+//     so integer results, and float results computed from them by a fixed epilogue, are
+//     bit-identical across ISAs and thread counts. Float-input kernels (F16 x F32) may differ
+//     between ISAs by reduction order but are deterministic for a given ISA.
+//   * Weights stay in the canonical on-disk layout unless an ISA declares a packed layout:
+//     ops call Pack*() once at load and pass the packed bytes. Row ranges passed to a kernel
+//     on packed weights must be multiples of that kernel's `row_align` (except at N).
+//
+// Scalar kernels (kernels/scalar/) are plain loops and the oracle for every other ISA.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace tern::kernels {
+
+enum class Isa : uint8_t { kScalar, kAvx2, kAvx512, kNeon };
+
+const char* IsaName(Isa isa);                       // "scalar", "avx2", "avx512", "neon"
+Result<Isa> IsaFromName(std::string_view name);     // error names the accepted values
+
+// Rounding used when a float is turned into int8.
+enum class Round : uint8_t {
+  kHalfEven,  // round half to even (nearbyint under the default FP environment)
+  kHalfAway,  // round half away from zero (roundf)
+};
+
+struct KernelTable {
+  Isa isa;
+
+  // ---- Activation quantization (decoder: per row, spec 2.3) ------------------------------
+  // For each of `rows` rows of x (stride ldx floats, length k):
+  //   amax = max(1e-5, max|x|) computed in double; s = (float)(127 / amax);
+  //   q = clamp(round_half_even(x * s), -128, 127); sum = sum(q).
+  // s is stored in scale[row] (a quantizing multiplier: x ~= q / s), sum in sums[row].
+  void (*quantize_rows_i8)(const float* x, int64_t rows, int64_t k, int64_t ldx, int8_t* q,
+                           int64_t ldq, float* scale, int32_t* sums);
+
+  // ---- Ternary I2_S x int8 (decoder projections) ------------------------------------------
+  // W: I2_S codes for N rows of K values (K % 128 == 0), in this ISA's packed layout
+  // (see PackI2S). q/scale/sums from quantize_rows_i8. For each j < n and r in [r0, r1):
+  //   D = sum_k code[r][k] * q[j][k]   (exact int32; code in {0,1,2})
+  //   out[j*ldo + r] = ((float)(D - sums[j]) / scale[j]) * w_scale
+  void (*gemm_i2s_i8)(const uint8_t* w, int64_t k, int64_t n_rows, int64_t r0, int64_t r1,
+                      float w_scale, const int8_t* q, int64_t ldq, const float* scale,
+                      const int32_t* sums, int64_t n, float* out, int64_t ldo);
+  int64_t i2s_row_align;
+  // Bytes of the packed form of an N x K I2_S matrix, and the packing itself (canonical
+  // on-disk codes, N*K/4 bytes, in; packed out). Scalar: identity.
+  size_t (*i2s_packed_bytes)(int64_t k, int64_t n_rows);
+  void (*pack_i2s)(const uint8_t* canonical, int64_t k, int64_t n_rows, uint8_t* packed);
+
+  // ---- int8 x int8 (encoder I8_S and the W8A8 head) ---------------------------------------
+  // W: N rows of K int8 in this ISA's packed layout (see PackI8); x: n rows of K int8 values
+  // in [-127, 127] (stride ldx). acc[j*ldo + r] = sum_k W[r][k] * x[j][k], exact int32.
+  void (*gemm_i8_i8)(const uint8_t* w, int64_t k, int64_t n_rows, int64_t r0, int64_t r1,
+                     const int8_t* x, int64_t ldx, int64_t n, int32_t* acc, int64_t ldo);
+  int64_t i8_row_align;
+  size_t (*i8_packed_bytes)(int64_t k, int64_t n_rows);
+  void (*pack_i8)(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t* packed);
+
+  // ---- F16 x F32 (the stored F16 output head; attention over the F16 KV cache) ------------
+  // W: N rows of K F16 values, row stride ldw elements (canonical; no packing).
+  // out[j*ldo + r] = sum_k f32(W[r][k]) * x[j][k] with float accumulation.
+  void (*gemm_f16_f32)(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r1,
+                       const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo);
+  // out[i] += a * f32(v[i]) for i < n (attention: probabilities times F16 values).
+  void (*axpy_f16)(float a, const uint16_t* v, int64_t n, float* out);
+
+  // ---- Conversions and elementwise helpers ------------------------------------------------
+  void (*f32_to_f16)(const float* x, int64_t n, uint16_t* out);  // round to nearest even
+  void (*f16_to_f32)(const uint16_t* x, int64_t n, float* out);
+  // One Q6_K row (k % 256 == 0) to float, exactly as spec 2.5.
+  void (*dequant_row_q6k)(const void* blocks, int64_t k, float* out);
+  // max_i |x[i]| (0 for n == 0).
+  float (*absmax_f32)(const float* x, int64_t n);
+  // q[i] = round(clamp(x[i] * inv, -127, 127)) with the given rounding.
+  void (*requant_f32_i8)(const float* x, int64_t n, float inv, Round mode, int8_t* q);
+};
+
+// The table for the ISA chosen once for this process: TERN_ISA if set (an unavailable or
+// unknown value is a fatal configuration error reported by SelectIsa), else the best the
+// CPU runs.
+const KernelTable& Kernels();
+
+// Resolves the ISA for this process: `TERN_ISA` or the best available. Returns an error
+// naming the ISA when TERN_ISA asks for one this CPU cannot run or this build lacks.
+Result<Isa> SelectIsa();
+
+// Every ISA this binary contains AND this CPU can run, best first (scalar always last).
+const Isa* AvailableIsas(size_t* count);
+// The table of a specific ISA; an error if the CPU or the build cannot run it.
+Result<const KernelTable*> TableFor(Isa isa);
+// The best ISA the CPU and build support (ignores TERN_ISA).
+Isa BestIsa();
+
+}  // namespace tern::kernels

@@ -1,0 +1,52 @@
+// A fixed pool of worker threads; the calling thread takes part as thread 0.
+//
+// Determinism contract: ops give every output element to exactly one thread and reduce in a
+// fixed order, so results never depend on the thread count. The pool only schedules.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tern {
+
+class ThreadPool {
+ public:
+  // `n_threads` >= 1 (values < 1 are treated as 1); n_threads - 1 workers are started.
+  explicit ThreadPool(int n_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return n_threads_; }
+
+  // Runs fn(tid, nth) on all nth = size() threads and returns when all are done.
+  // Not re-entrant: fn must not call Run on the same pool.
+  void Run(const std::function<void(int tid, int nth)>& fn);
+
+  // Splits [0, n) into contiguous ranges, one per thread, aligned to `align` (except at n),
+  // and runs fn(begin, end) for each non-empty range.
+  void ParallelFor(int64_t n, int64_t align, const std::function<void(int64_t, int64_t)>& fn);
+
+  // The [begin, end) range thread `tid` of `nth` gets for n items split on `align`.
+  static void Split(int64_t n, int64_t align, int tid, int nth, int64_t* begin, int64_t* end);
+
+ private:
+  void WorkerLoop(int tid);
+
+  int n_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable start_cv_;
+  std::condition_variable done_cv_;
+  const std::function<void(int, int)>* job_ = nullptr;
+  uint64_t generation_ = 0;
+  int pending_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace tern
