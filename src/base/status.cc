@@ -1,4 +1,4 @@
-#include "base/status.h"
+#include "tern/status.h"
 
 #include <cstdarg>
 #include <vector>
