@@ -1,0 +1,205 @@
+// tern: quantized speech recognition on CPUs. This header is the whole public C++ API;
+// the `tern` CLI uses nothing else, and a server would use the same.
+//
+// Threading contract:
+//   * A Model is immutable after Load and may be shared by any number of threads and
+//     Sessions (hold it through the shared_ptr).
+//   * A Session owns all mutable state (thread pool, KV cache, scratch). One Session is used
+//     by one thread at a time; run several Sessions for concurrent requests.
+//   * Results do not depend on the thread count: the same audio and options give the same
+//     token ids with 1, 2 or N threads, and on every kernel ISA.
+//
+// Errors: every call that a user, a file or a request can make fail returns a Status or
+// Result (tern/status.h) whose message names the file, field and reason. Nothing here
+// throws or exits.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tern/status.h"
+
+namespace tern {
+
+// ---- Model -----------------------------------------------------------------------------
+
+enum class HeadPrecision {
+  kF16,   // the output head as stored (F16)
+  kInt8,  // quantized once at load to per-channel int8 (W8A8): half the bytes per token
+};
+
+struct ModelOptions {
+  // A directory holding vibeasr-vae-encoder-i8_s.gguf and vibeasr-lm-i2_s-embed-q6_k.gguf.
+  std::string model_dir;
+  // Or the two files directly (each overrides the one found in model_dir).
+  std::string vae_path;
+  std::string lm_path;
+  HeadPrecision head = HeadPrecision::kF16;
+
+  Status Validate() const;
+};
+
+struct ModelInfo {
+  std::string vae_path, lm_path;
+  std::string name;          // general.name of the LM file, if any
+  int64_t vocab = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, ffn = 0;
+  int64_t context = 0;       // qwen2.context_length
+  std::string head;          // "f16" or "int8"
+  std::string isa;           // kernel ISA in use ("avx512", "avx2", "neon", "scalar")
+  double load_ms = 0;
+};
+
+class Model {
+ public:
+  static Result<std::shared_ptr<const Model>> Load(const ModelOptions& options);
+  ~Model();
+  const ModelInfo& info() const;
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- Audio -----------------------------------------------------------------------------
+
+struct AudioOptions {
+  bool normalize = true;      // RMS-normalize to -25 dBFS (as VibeVoice's processor does)
+  bool clip_guard = true;     // then divide by max|x| when it exceeds 1
+  double max_seconds = 3 * 3600.0;  // longer input is an error naming this limit
+
+  Status Validate() const;
+};
+
+// Mono float samples at 24 kHz, the rate the model consumes.
+struct Audio {
+  std::string name;           // path or caller-given name, for messages
+  std::vector<float> samples;
+  int source_rate = 0;
+  int source_channels = 0;
+  double duration_s() const { return static_cast<double>(samples.size()) / 24000.0; }
+};
+
+// Decodes WAV, FLAC, OGG/Vorbis or MP3, mixes to mono, resamples to 24 kHz, normalizes.
+Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options = {});
+Result<Audio> LoadAudioFromMemory(const void* data, size_t size, const std::string& name,
+                                  const AudioOptions& options = {});
+
+// ---- Transcription ---------------------------------------------------------------------
+
+enum class PromptFormat {
+  kText,  // the model answers with plain text (the BitNet model's native form)
+  kJson,  // asks for [{"Start":..,"End":..,"Speaker":..,"Content":..}] segments
+};
+
+struct DecodingOptions {
+  // Greedy (ties to the lowest id) when temperature == 0 and beam == 1.
+  float temperature = 0.0f;
+  int top_k = 0;              // 0: no top-k cut
+  float top_p = 1.0f;         // 1: no nucleus cut
+  uint64_t seed = 42;
+  int beam = 1;               // > 1: beam search with this width (deterministic)
+  int max_tokens = 1024;      // generated tokens, including the model's own header
+  // Stop (with a warning) when the tail repeats an n-gram this many times in a row.
+  bool repetition_guard = true;
+  int repetition_max_repeats = 8;
+  // Benchmarks: keep decoding past end-of-turn until max_tokens (measures real work on
+  // synthetic checkpoints that would stop at random).
+  bool ignore_eos = false;
+
+  Status Validate() const;
+};
+
+struct TranscribeOptions {
+  PromptFormat format = PromptFormat::kText;
+  std::string context;        // extra info folded into the prompt ("with extra info: ...")
+  DecodingOptions decoding;
+  // Called with the fraction of work done (0..1); return false to cancel.
+  std::function<bool(double)> on_progress;
+  const std::atomic<bool>* cancel = nullptr;
+
+  Status Validate() const;
+};
+
+struct Segment {
+  double start = -1, end = -1;  // seconds; -1 when the model gave no time
+  int speaker = -1;             // -1 when the model gave no speaker
+  std::string text;
+};
+
+struct Metrics {
+  double audio_ms = 0;        // decode + resample + normalize (when the Session loaded it)
+  double encoder_ms = 0;      // both branches
+  double prefill_ms = 0;
+  double decode_ms = 0;
+  int64_t prompt_tokens = 0;
+  int64_t decode_tokens = 0;
+  double decode_ms_per_token() const {
+    return decode_tokens > 0 ? decode_ms / static_cast<double>(decode_tokens) : 0.0;
+  }
+  double wall_ms = 0;         // encoder + prefill + decode + text
+  double rtf = 0;             // wall / audio duration
+  size_t peak_rss_bytes = 0;
+  std::vector<std::pair<std::string, double>> stages;  // encoder per-stage ms
+};
+
+struct Transcript {
+  std::string text;                 // the whole transcript
+  std::vector<Segment> segments;    // parsed JSON segments, or one segment with the text
+  bool structured = false;          // true when segments came from the model's JSON
+  std::vector<int32_t> prompt_token_ids;  // the prompt as built, pads included
+  std::vector<int32_t> token_ids;         // every generated id, incl. header and stop token
+  std::string stop_reason;          // "eos", "max_tokens", "repetition"
+  std::vector<std::string> warnings;
+  int64_t frames = 0;               // encoder frames fed to the decoder
+  double duration_s = 0;
+  Metrics metrics;
+  std::string model;                // LM file name (general.name when present)
+  std::string head;                 // "f16" or "int8"
+  std::string isa;
+  int threads = 0;
+};
+
+// Features from the encoder: frames x hidden, row-major (the sum of both branches).
+struct Features {
+  int64_t frames = 0, hidden = 0;
+  std::vector<float> data;
+};
+
+class Session {
+ public:
+  // threads <= 0: the number of online CPUs.
+  explicit Session(std::shared_ptr<const Model> model, int threads = 0);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  Result<Transcript> Transcribe(const Audio& audio, const TranscribeOptions& options);
+  Result<Features> Encode(const Audio& audio);
+  int threads() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- Output ----------------------------------------------------------------------------
+
+enum class OutputFormat { kTxt, kJson, kVerboseJson, kSrt, kVtt };
+Result<OutputFormat> OutputFormatFromName(std::string_view name);  // txt|json|verbose_json|srt|vtt
+const char* OutputFormatExtension(OutputFormat format);            // ".txt", ".srt", ...
+std::string FormatTranscript(const Transcript& t, OutputFormat format);
+
+// CPU features, available kernel ISAs and the chosen one (TERN_ISA), one item per line.
+Result<std::string> SystemInfo();
+
+}  // namespace tern
