@@ -6,6 +6,7 @@
 //   n_tensors times:  name (string) | n_dims u32 (1..4) | ne[n_dims] u64 | type u32 | offset u64
 //   padding to `general.alignment` (a u32 KV; 32 when absent), then the data section.
 //   string = u64 length + bytes (no terminator); array = elem type u32 + count u64 + elems.
+//   v2 has the same layout as v3 (v1, with u32 counts, is rejected).
 //   Value types: 0 u8, 1 i8, 2 u16, 3 i16, 4 u32, 5 i32, 6 f32, 7 bool, 8 string, 9 array,
 //                10 u64, 11 i64, 12 f64.
 // A tensor's bytes start at data_start + offset; offsets must be multiples of the
@@ -17,7 +18,19 @@
 // MXFP4 in mainline ggml) and every other id are rejected with an error naming the tensor.
 //
 // Every malformed input yields a Status naming the file, the byte offset and what is wrong;
-// no length field is trusted before it is checked against the bytes that remain.
+// no length field is trusted before it is checked against the bytes that remain. What the
+// parser enforces (kFormat unless noted):
+//   * magic "GGUF"; version 2 or 3 (1 and future versions: kUnsupported);
+//   * counts and lengths fit in the remaining bytes (so nothing is allocated for a lying
+//     length); arrays nest at most kMaxArrayDepth deep; bools are 0 or 1;
+//   * keys and tensor names are non-empty, valid UTF-8 without NUL, and unique;
+//   * general.alignment, when present, is a u32 power of two in [8, 65536] (tensor data
+//     is used in place, so floats must stay naturally aligned);
+//   * n_dims in 1..4; every dim >= 1; the element count stays below 2^60;
+//   * ne[0] is a multiple of the type's block size (I2_S: 128, Q8_0: 32, Q6_K: 256);
+//   * type ids are known (kUnsupported otherwise, naming the tensor);
+//   * offsets are multiples of the alignment, each tensor's StoredBytes lie inside the
+//     file, and no two tensors overlap.
 #pragma once
 
 #include <cstdint>
@@ -45,11 +58,16 @@ enum class TypeIds { kPublished, kRemapped };  // 36/37 vs 43/42
 inline constexpr uint32_t kPublishedI2S = 36, kPublishedI8S = 37;
 inline constexpr uint32_t kRemappedI2S = 43, kRemappedI8S = 42;
 
+inline constexpr int kMaxArrayDepth = 8;          // arrays of arrays of ... (8 levels)
+inline constexpr uint64_t kDefaultAlignment = 32;
+inline constexpr uint64_t kMinAlignment = 8, kMaxAlignment = 65536;
+
 // GGUF type id <-> DType. An unknown id is an error.
 Result<DType> DTypeFromGgufId(uint32_t id);
 uint32_t GgufIdFromDType(DType t, TypeIds ids = TypeIds::kPublished);
 
 // One KV value. Scalars are widened into the matching field; arrays keep their element type.
+// Build values with the helpers below (Value::U32(7), Value::Array(kString, {...})).
 struct Value {
   ValueType type = ValueType::kU8;
   uint64_t u = 0;        // unsigned integers and bool
@@ -58,7 +76,33 @@ struct Value {
   std::string s;         // string
   ValueType elem_type = ValueType::kU8;  // arrays
   std::vector<Value> arr;                // arrays (nested arrays allowed)
+
+  static Value U8(uint8_t v) { return Unsigned(ValueType::kU8, v); }
+  static Value U16(uint16_t v) { return Unsigned(ValueType::kU16, v); }
+  static Value U32(uint32_t v) { return Unsigned(ValueType::kU32, v); }
+  static Value U64(uint64_t v) { return Unsigned(ValueType::kU64, v); }
+  static Value I8(int8_t v) { return Signed(ValueType::kI8, v); }
+  static Value I16(int16_t v) { return Signed(ValueType::kI16, v); }
+  static Value I32(int32_t v) { return Signed(ValueType::kI32, v); }
+  static Value I64(int64_t v) { return Signed(ValueType::kI64, v); }
+  static Value F32(float v) { return Float(ValueType::kF32, v); }
+  static Value F64(double v) { return Float(ValueType::kF64, v); }
+  static Value Bool(bool v) { return Unsigned(ValueType::kBool, v ? 1 : 0); }
+  static Value String(std::string v);
+  // Every element must have type `elem` (the writer checks).
+  static Value Array(ValueType elem, std::vector<Value> elems);
+
+  static Value Unsigned(ValueType t, uint64_t v);
+  static Value Signed(ValueType t, int64_t v);
+  static Value Float(ValueType t, double v);
 };
+
+// Structural equality (type, payload, element type, elements).
+bool operator==(const Value& a, const Value& b);
+
+// Human-readable text for `tern inspect`: scalars as values, strings quoted (long ones cut),
+// arrays as "[u32 x 7] 3, 3, 3, ..." with at most `max_elems` elements shown.
+std::string FormatValue(const Value& v, size_t max_elems = 6);
 
 struct TensorInfo {
   std::string name;
@@ -72,6 +116,9 @@ struct TensorInfo {
   int64_t n_elements = 0;
   uint64_t n_bytes = 0;          // StoredBytes(type, n_elements)
   const uint8_t* data = nullptr; // into the mapping
+
+  // Bytes from the start of the data section to the end of this tensor's stored bytes.
+  uint64_t end_offset() const { return offset + n_bytes; }
 };
 
 class File {
@@ -79,7 +126,7 @@ class File {
   // Opens and validates `path`. Everything checked here need not be re-checked by users.
   static Result<std::unique_ptr<File>> Open(const std::string& path);
   // Parses a file already in memory (fuzzing, tests). `name` is used in messages; the
-  // bytes must outlive the File.
+  // bytes must outlive the File. A null `data` is allowed when size is 0.
   static Result<std::unique_ptr<File>> Parse(const uint8_t* data, size_t size,
                                              const std::string& name);
 

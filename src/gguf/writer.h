@@ -1,6 +1,9 @@
 // GGUF v3 writer, used by tests and tools (tern synth, tern convert) to make checkpoints.
 // Writes exactly the layout documented in gguf/gguf.h: KV pairs and tensor infos in the
-// order added, data section aligned to `alignment`, each tensor's offset padded to it.
+// order added, data section aligned to `alignment`, each tensor's offset padded to it
+// (padding bytes are zero). When alignment != 32 the constructor records it as the u32 KV
+// `general.alignment` (first KV), as readers need it; the layout always uses the
+// constructor's value, so a test may overwrite the KV to produce an inconsistent file.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,7 @@ class Writer {
  public:
   explicit Writer(TypeIds ids = TypeIds::kPublished, uint32_t alignment = 32);
 
+  // Setting an existing key replaces its value in place (keys stay unique).
   void SetString(const std::string& key, const std::string& v);
   void SetU32(const std::string& key, uint32_t v);
   void SetI32(const std::string& key, int32_t v);
@@ -25,15 +29,20 @@ class Writer {
   void SetStringArray(const std::string& key, const std::vector<std::string>& v);
   void SetI32Array(const std::string& key, const std::vector<int32_t>& v);
   void SetF32Array(const std::string& key, const std::vector<float>& v);
-  // Any value, including nested arrays (tests).
+  // Any value, including nested arrays (tests). Build with Value::U8(..), Value::Array(..).
   void SetValue(const std::string& key, const Value& v);
 
-  // Adds a tensor; `bytes` must be StoredBytes(type, prod(ne)) long (checked: error).
+  // Adds a tensor; `bytes` must be StoredBytes(type, prod(ne)) long, ne 1..4 dims each
+  // >= 1, ne[0] a multiple of the type's block, the name new and non-empty (else
+  // InvalidArgument naming the tensor).
   Status AddTensor(const std::string& name, DType type, const std::vector<int64_t>& ne,
                    std::vector<uint8_t> bytes);
 
+  size_t n_tensors() const { return tensors_.size(); }
+
   // The complete file image.
   std::string Serialize() const;
+  // Writes the file (streams the tensor bytes; does not build the image in memory).
   Status WriteTo(const std::string& path) const;
 
  private:
@@ -43,10 +52,33 @@ class Writer {
     std::vector<int64_t> ne;
     std::vector<uint8_t> bytes;
   };
+  // Header, KVs, tensor infos and the padding up to the data section.
+  std::string Header() const;
   TypeIds ids_;
   uint32_t alignment_;
   std::vector<std::pair<std::string, Value>> kv_;
   std::vector<Tensor> tensors_;
 };
+
+// One 4-byte type-id field to patch (tern convert): absolute offset, old and new id.
+struct TypeIdPatch {
+  std::string tensor;
+  uint64_t field_offset = 0;
+  uint32_t old_id = 0;
+  uint32_t new_id = 0;
+};
+
+// The patches that make every I2_S / I8_S tensor of `f` use the `target` numbering
+// (empty when it already does). Nothing else in the file changes: payload bytes, offsets
+// and KVs stay byte-identical.
+std::vector<TypeIdPatch> PlanTypeIdRewrite(const File& f, TypeIds target);
+// Applies patches to an in-memory image (bounds-checked: InvalidArgument if out of range).
+Status ApplyTypeIdPatches(const std::vector<TypeIdPatch>& patches, uint8_t* data, size_t size);
+// Copies `input` to `output` with every I2_S/I8_S type field rewritten to `target`. When
+// output == input the file is replaced atomically (temporary file in the same directory,
+// fsync, rename); the result is re-parsed before it replaces anything. Returns the number
+// of fields changed.
+Result<size_t> RewriteTypeIds(const std::string& input, const std::string& output,
+                              TypeIds target);
 
 }  // namespace tern::gguf
