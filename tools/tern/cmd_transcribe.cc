@@ -1,11 +1,160 @@
-// Placeholder until the transcribe command lands: says so instead of pretending to work.
+// tern transcribe: audio files in, transcripts out. Uses only the public API (tern/tern.h).
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "tern/tern.h"
 
 namespace tern::cli {
-int CmdTranscribe(int, char**) {
-  std::fprintf(stderr, "tern transcribe: not available in this build yet\n");
-  return 1;
+namespace {
+
+struct Flags {
+  ModelOptions model;
+  std::string head = "f16";
+  int threads = 0;
+  std::string prompt_format = "text";
+  TranscribeOptions transcribe;
+  AudioOptions audio;
+  bool no_normalize = false;
+  bool no_clip_guard = false;
+  bool no_repetition_guard = false;
+  std::string output_format = "txt";
+  std::string output_file;
+  std::string output_dir;
+  std::string dump_features;
+  bool metrics = false;
+  bool quiet = false;
+  std::vector<std::string> inputs;
+};
+
+void PrintMetrics(const std::string& name, const Transcript& t, double load_ms) {
+  const Metrics& m = t.metrics;
+  std::fprintf(stderr,
+               "metrics: file=%s duration_s=%.2f frames=%lld load_ms=%.1f audio_ms=%.1f "
+               "encoder_ms=%.1f prefill_ms=%.1f prompt_tokens=%lld decode_ms=%.1f "
+               "decode_tokens=%lld decode_ms_per_token=%.2f wall_ms=%.1f rtf=%.4f "
+               "peak_rss_mb=%.1f isa=%s threads=%d head=%s\n",
+               name.c_str(), t.duration_s, static_cast<long long>(t.frames), load_ms, m.audio_ms,
+               m.encoder_ms, m.prefill_ms, static_cast<long long>(m.prompt_tokens), m.decode_ms,
+               static_cast<long long>(m.decode_tokens), m.decode_ms_per_token(), m.wall_ms,
+               m.rtf, static_cast<double>(m.peak_rss_bytes) / 1e6, t.isa.c_str(), t.threads,
+               t.head.c_str());
 }
+
+Status WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return IoError("%s: cannot open for writing", path.c_str());
+  out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  if (!out) return IoError("%s: write failed", path.c_str());
+  return Status::Ok();
+}
+
+Status Run(Flags& f) {
+  if (f.head == "int8") f.model.head = HeadPrecision::kInt8;
+  else if (f.head != "f16") return InvalidArgumentError("--head must be f16 or int8, not '%s'", f.head.c_str());
+  if (f.prompt_format == "json") f.transcribe.format = PromptFormat::kJson;
+  else if (f.prompt_format != "text")
+    return InvalidArgumentError("--format must be text or json, not '%s'", f.prompt_format.c_str());
+  f.audio.normalize = !f.no_normalize;
+  f.audio.clip_guard = !f.no_clip_guard;
+  f.transcribe.decoding.repetition_guard = !f.no_repetition_guard;
+  TERN_ASSIGN_OR_RETURN(const OutputFormat format, OutputFormatFromName(f.output_format));
+  if (!f.output_file.empty() && f.inputs.size() > 1)
+    return InvalidArgumentError("-o writes one file; with %zu inputs use --output-dir",
+                                f.inputs.size());
+  if (!f.dump_features.empty() && f.inputs.size() > 1)
+    return InvalidArgumentError("--dump-features takes one input, got %zu", f.inputs.size());
+  if (!f.output_dir.empty() && !std::filesystem::is_directory(f.output_dir))
+    return NotFoundError("--output-dir %s: not a directory", f.output_dir.c_str());
+  TERN_RETURN_IF_ERROR(f.model.Validate());
+  TERN_RETURN_IF_ERROR(f.audio.Validate());
+  TERN_RETURN_IF_ERROR(f.transcribe.Validate());
+
+  TERN_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Load(f.model));
+  Session session(model, f.threads);
+
+  for (const std::string& input : f.inputs) {
+    TERN_ASSIGN_OR_RETURN(Audio audio, LoadAudio(input, f.audio));
+    if (!f.quiet && audio.duration_s() > 30.0) {
+      f.transcribe.on_progress = [&input](double p) {
+        std::fprintf(stderr, "\rtern: %s: %3.0f%%", input.c_str(), p * 100.0);
+        if (p >= 1.0) std::fputc('\n', stderr);
+        return true;
+      };
+    } else {
+      f.transcribe.on_progress = nullptr;
+    }
+    if (!f.dump_features.empty()) {
+      TERN_ASSIGN_OR_RETURN(Features feats, session.Encode(audio));
+      const std::string bytes(reinterpret_cast<const char*>(feats.data.data()),
+                              feats.data.size() * sizeof(float));
+      TERN_RETURN_IF_ERROR(WriteFile(f.dump_features, bytes));
+    }
+    Result<Transcript> t = session.Transcribe(audio, f.transcribe);
+    if (!t.ok()) return t.status().WithPrefix(input);
+    for (const std::string& w : t->warnings) std::fprintf(stderr, "tern: warning: %s: %s\n", input.c_str(), w.c_str());
+    const std::string text = FormatTranscript(*t, format);
+    if (!f.output_dir.empty()) {
+      const std::filesystem::path out = std::filesystem::path(f.output_dir) /
+          (std::filesystem::path(input).stem().string() + OutputFormatExtension(format));
+      TERN_RETURN_IF_ERROR(WriteFile(out.string(), text));
+    } else if (!f.output_file.empty()) {
+      TERN_RETURN_IF_ERROR(WriteFile(f.output_file, text));
+    } else {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+    }
+    if (f.metrics) PrintMetrics(input, *t, model->info().load_ms);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int CmdTranscribe(int argc, char** argv) {
+  Flags f;
+  DecodingOptions& d = f.transcribe.decoding;
+  CLI::App app{"tern transcribe: audio in, text out", "tern transcribe"};
+  app.add_option("--model", f.model.model_dir, "model directory (vibeasr-vae-encoder-i8_s.gguf + vibeasr-lm-i2_s-embed-q6_k.gguf)");
+  app.add_option("--vae", f.model.vae_path, "encoder GGUF (overrides the one in --model)");
+  app.add_option("--lm", f.model.lm_path, "decoder GGUF (overrides the one in --model)");
+  app.add_option("--head", f.head, "output head precision: f16 (as stored) or int8 (W8A8)")->capture_default_str();
+  app.add_option("-t,--threads", f.threads, "threads (default: all CPUs)");
+  app.add_option("--format", f.prompt_format, "prompt variant: text or json (segments with times and speakers)")->capture_default_str();
+  app.add_option("--context", f.transcribe.context, "extra information for the model (names, topic)");
+  app.add_option("--temperature", d.temperature, "sampling temperature; 0 = greedy")->capture_default_str();
+  app.add_option("--top-k", d.top_k, "sample from the k most likely tokens (0 = all)")->capture_default_str();
+  app.add_option("--top-p", d.top_p, "nucleus sampling mass")->capture_default_str();
+  app.add_option("--seed", d.seed, "sampling seed")->capture_default_str();
+  app.add_option("--beam", d.beam, "beam search width (1 = off)")->capture_default_str();
+  app.add_option("--max-tokens", d.max_tokens, "maximum generated tokens")->capture_default_str();
+  app.add_flag("--no-repetition-guard", f.no_repetition_guard, "do not stop on a looping output");
+  app.add_option("--output-format", f.output_format, "txt, json, verbose_json, srt or vtt")->capture_default_str();
+  app.add_option("-o,--output", f.output_file, "write the result to this file instead of stdout");
+  app.add_option("--output-dir", f.output_dir, "write one file per input into this directory");
+  app.add_option("--dump-features", f.dump_features, "write encoder features (float32, frames x hidden) here");
+  app.add_flag("--no-normalize", f.no_normalize, "skip RMS normalization and the clip guard");
+  app.add_flag("--no-clip-guard", f.no_clip_guard, "do not rescale audio whose peak exceeds 1 after normalization");
+  app.add_option("--max-audio-seconds", f.audio.max_seconds, "refuse longer audio")->capture_default_str();
+  app.add_flag("--metrics", f.metrics, "print timings, RTF and peak memory to stderr");
+  app.add_flag("-q,--quiet", f.quiet, "no progress on stderr");
+  app.add_option("audio", f.inputs, "audio files (WAV, FLAC, OGG, MP3)")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  const Status s = Run(f);
+  if (!s.ok()) {
+    std::fprintf(stderr, "tern transcribe: %s\n", s.ToString().c_str());
+    return s.code() == ErrorCode::kInvalidArgument ? 2 : 1;
+  }
+  return 0;
+}
+
 }  // namespace tern::cli

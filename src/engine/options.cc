@@ -1,0 +1,47 @@
+// Validate() for the public option structs: every bad value is reported with the option's
+// name and the accepted range before any work starts.
+#include <cmath>
+
+#include "tern/tern.h"
+
+namespace tern {
+
+Status ModelOptions::Validate() const {
+  if (model_dir.empty() && (vae_path.empty() || lm_path.empty())) {
+    return InvalidArgumentError(
+        "no model: give --model DIR, or both --vae FILE and --lm FILE");
+  }
+  return Status::Ok();
+}
+
+Status AudioOptions::Validate() const {
+  if (!(max_seconds > 0) || !std::isfinite(max_seconds)) {
+    return InvalidArgumentError("max audio seconds must be a positive number, got %g",
+                                max_seconds);
+  }
+  return Status::Ok();
+}
+
+Status DecodingOptions::Validate() const {
+  if (!(temperature >= 0.0f) || !std::isfinite(temperature) || temperature > 100.0f)
+    return InvalidArgumentError("temperature must be in [0, 100], got %g", temperature);
+  if (top_k < 0) return InvalidArgumentError("top-k must be >= 0, got %d", top_k);
+  if (!(top_p > 0.0f && top_p <= 1.0f))
+    return InvalidArgumentError("top-p must be in (0, 1], got %g", top_p);
+  if (beam < 1 || beam > 16) return InvalidArgumentError("beam must be in [1, 16], got %d", beam);
+  if (beam > 1 && temperature > 0.0f)
+    return InvalidArgumentError("beam search is deterministic: use --beam with temperature 0");
+  if (max_tokens < 1 || max_tokens > 1 << 20)
+    return InvalidArgumentError("max tokens must be in [1, 1048576], got %d", max_tokens);
+  if (repetition_max_repeats < 2)
+    return InvalidArgumentError("repetition repeats must be >= 2, got %d", repetition_max_repeats);
+  return Status::Ok();
+}
+
+Status TranscribeOptions::Validate() const {
+  if (context.size() > 64 * 1024)
+    return InvalidArgumentError("context is %zu bytes; at most 65536 are accepted", context.size());
+  return decoding.Validate();
+}
+
+}  // namespace tern
