@@ -1,0 +1,138 @@
+// Float kernels: F16 x F32 GEMM (tolerance from the data: float accumulation order differs
+// between ISAs) and axpy_f16 (bit-exact: every ISA multiplies then adds, never fused).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "kernels/test_util.h"
+
+namespace tern::kernels {
+namespace {
+
+using ktest::Guarded;
+using ktest::Scalar;
+using ktest::SimdTables;
+
+std::vector<const KernelTable*> AllTables() {
+  std::vector<const KernelTable*> v = SimdTables();
+  v.push_back(&Scalar());
+  return v;
+}
+
+// Any order of float sums (with or without FMA) of k products is within
+// k * 2^-24 * sum|w*x| of the exact value (classic bound gamma_k, first order, padded by 2x).
+void CheckF16Gemm(int64_t k, int64_t nr, int64_t n, std::mt19937& rng) {
+  const int64_t ldw = k + (k % 2 ? 0 : 8), ldx = k + 1, ldo = nr + 2;
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  Guarded<uint16_t> w(static_cast<size_t>((nr - 1) * ldw + k));
+  for (size_t i = 0; i < w.n; ++i) {
+    const float v = nd(rng) * 0.05f;
+    Scalar().f32_to_f16(&v, 1, &w[i]);
+  }
+  Guarded<float> x(static_cast<size_t>((n - 1) * ldx + k));
+  for (size_t i = 0; i < x.n; ++i) x[i] = nd(rng);
+  std::vector<double> exact(static_cast<size_t>(n * nr)), bound(static_cast<size_t>(n * nr));
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t r = 0; r < nr; ++r) {
+      double s = 0, a = 0;
+      for (int64_t i = 0; i < k; ++i) {
+        float wf;
+        Scalar().f16_to_f32(&w[r * ldw + i], 1, &wf);
+        s += static_cast<double>(wf) * x[j * ldx + i];
+        a += std::fabs(static_cast<double>(wf) * x[j * ldx + i]);
+      }
+      exact[j * nr + r] = s;
+      bound[j * nr + r] = 2.0 * static_cast<double>(k) * std::ldexp(1.0, -24) * a + 1e-30;
+    }
+  }
+  for (const KernelTable* t : AllTables()) {
+    for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, nr}, {nr / 3, nr}}) {
+      SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " k=" << k << " N=" << nr
+                                        << " n=" << n << " rows " << r0 << ".." << r1);
+      Guarded<float> out(static_cast<size_t>((n - 1) * ldo + nr));
+      for (size_t i = 0; i < out.n; ++i) out[i] = -7.0f;
+      t->gemm_f16_f32(w.data(), k, ldw, r0, r1, x.data(), ldx, n, out.data(), ldo);
+      for (int64_t j = 0; j < n; ++j) {
+        for (int64_t r = 0; r < nr; ++r) {
+          const float got = out[j * ldo + r];
+          if (r < r0 || r >= r1) {
+            ASSERT_EQ(got, -7.0f);
+            continue;
+          }
+          const double err = std::fabs(static_cast<double>(got) - exact[j * nr + r]);
+          ASSERT_LE(err, bound[j * nr + r]) << "r=" << r << " j=" << j;
+        }
+      }
+    }
+  }
+}
+
+TEST(GemmF16F32, WithinDataDerivedBound) {
+  std::mt19937 rng(9);
+  const bool reduced = ktest::Reduced();
+  for (int64_t k : {1, 7, 16, 33, 128, 1536}) {
+    for (int64_t nr : {1, 2, 5, 64, 70}) {
+      for (int64_t n : {1, 2, 3, 5, 72}) {
+        if (n == 72 && (nr > 5 || reduced)) continue;
+        CheckF16Gemm(k, nr, n, rng);
+      }
+    }
+  }
+}
+
+TEST(GemmF16F32, ExactOnSmallIntegers) {
+  // Integer-valued data has exact float sums in any order: every ISA must get them exactly.
+  const int64_t k = 300, nr = 19, n = 4;
+  std::vector<uint16_t> w(static_cast<size_t>(nr * k));
+  std::vector<float> x(static_cast<size_t>(n * k));
+  for (int64_t i = 0; i < nr * k; ++i) {
+    const float v = static_cast<float>(i % 7 - 3);
+    Scalar().f32_to_f16(&v, 1, &w[i]);
+  }
+  for (int64_t i = 0; i < n * k; ++i) x[i] = static_cast<float>(i % 5 - 2);
+  for (const KernelTable* t : AllTables()) {
+    std::vector<float> out(static_cast<size_t>(n * nr));
+    t->gemm_f16_f32(w.data(), k, k, 0, nr, x.data(), k, n, out.data(), nr);
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t r = 0; r < nr; ++r) {
+        int64_t d = 0;
+        for (int64_t i = 0; i < k; ++i) d += ((r * k + i) % 7 - 3) * ((j * k + i) % 5 - 2);
+        ASSERT_EQ(out[j * nr + r], static_cast<float>(d)) << IsaName(t->isa);
+      }
+    }
+  }
+}
+
+TEST(AxpyF16, SimdMatchesOracleBitExact) {
+  std::mt19937 rng(10);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (int64_t n : {0, 1, 5, 8, 16, 31, 128, 1000}) {
+    Guarded<uint16_t> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      const float f = nd(rng);
+      Scalar().f32_to_f16(&f, 1, &v[i]);
+    }
+    std::vector<float> base(static_cast<size_t>(n));
+    for (auto& b : base) b = nd(rng);
+    std::vector<float> want = base;
+    Scalar().axpy_f16(0.3f, v.data(), n, want.data());
+    for (int64_t i = 0; i < n; ++i) {
+      float vf;
+      Scalar().f16_to_f32(&v[i], 1, &vf);
+      ASSERT_EQ(want[i], base[i] + 0.3f * vf);
+    }
+    for (const KernelTable* t : SimdTables()) {
+      Guarded<float> got(static_cast<size_t>(n));
+      std::memcpy(got.data(), base.data(), base.size() * sizeof(float));
+      t->axpy_f16(0.3f, v.data(), n, got.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << IsaName(t->isa) << " " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tern::kernels

@@ -1,0 +1,26 @@
+// Scalar F16 x F32 GEMM and axpy: the oracle (float accumulation in k order).
+#include "kernels/scalar/impl.h"
+
+namespace tern::kernels::scalar {
+
+// out[j*ldo + r] = sum_k f32(W[r][k]) * x[j][k].
+void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r1,
+                const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint16_t* row = w + r * ldw;
+    for (int64_t j = 0; j < n; ++j) {
+      const float* xj = x + j * ldx;
+      float s = 0.0f;
+      for (int64_t i = 0; i < k; ++i) s += F16ToF32One(row[i]) * xj[i];
+      out[j * ldo + r] = s;
+    }
+  }
+}
+
+// out[i] = out[i] + a * f32(v[i]): a multiply then an add, never fused, so every ISA agrees
+// bit for bit.
+void AxpyF16(float a, const uint16_t* v, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = out[i] + a * F16ToF32One(v[i]);
+}
+
+}  // namespace tern::kernels::scalar

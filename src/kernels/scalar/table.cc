@@ -1,0 +1,27 @@
+// The scalar kernel table.
+#include "kernels/scalar/impl.h"
+#include "kernels/tables.h"
+
+namespace tern::kernels {
+
+const KernelTable kScalarTable = {
+    .isa = Isa::kScalar,
+    .quantize_rows_i8 = scalar::QuantizeRowsI8,
+    .gemm_i2s_i8 = scalar::GemmI2sI8,
+    .i2s_row_align = 1,
+    .i2s_packed_bytes = scalar::I2sPackedBytes,
+    .pack_i2s = scalar::PackI2s,
+    .gemm_i8_i8 = scalar::GemmI8I8,
+    .i8_row_align = 1,
+    .i8_packed_bytes = scalar::I8PackedBytes,
+    .pack_i8 = scalar::PackI8,
+    .gemm_f16_f32 = scalar::GemmF16F32,
+    .axpy_f16 = scalar::AxpyF16,
+    .f32_to_f16 = scalar::F32ToF16,
+    .f16_to_f32 = scalar::F16ToF32,
+    .dequant_row_q6k = scalar::DequantRowQ6K,
+    .absmax_f32 = scalar::AbsmaxF32,
+    .requant_f32_i8 = scalar::RequantF32I8,
+};
+
+}  // namespace tern::kernels

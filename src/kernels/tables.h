@@ -1,0 +1,21 @@
+// The per-ISA kernel tables this build contains (internal to src/kernels; ISA-neutral).
+// Each is defined in <isa>/table.cc, whose functions live in namespace tern::kernels::<isa>.
+#pragma once
+
+#include "kernels/kernels.h"
+
+namespace tern::kernels {
+
+extern const KernelTable kScalarTable;
+#if defined(__x86_64__)
+extern const KernelTable kAvx2Table;
+extern const KernelTable kAvx512Table;
+#endif
+#if defined(__aarch64__)
+// ---- aarch64 hook (NEON engineer): define these in kernels/neon/table.cc. ----
+// kNeonTable: plain ASIMD (vmull/vpadal); kNeonDotTable: with the dotprod extension (sdot).
+extern const KernelTable kNeonTable;
+extern const KernelTable kNeonDotTable;
+#endif
+
+}  // namespace tern::kernels
