@@ -1,0 +1,74 @@
+#include "ops/attention.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "base/check.h"
+#include "kernels/kernels.h"
+#include "ops/activation.h"
+#include "ops/parallel.h"
+
+namespace tern::ops {
+
+void StoreKv(ThreadPool& pool, const AttentionDims& dims, const float* k, int64_t ldk,
+             const float* v, int64_t ldv, int64_t n, int64_t start, const KvLayer& kv) {
+  TERN_CHECK(start >= 0 && start + n <= kv.capacity);
+  const auto& kt = kernels::Kernels();
+  const int64_t hd = dims.head_dim;
+  ParallelRanges(pool, n, 1, n * dims.n_kv_heads * hd * 8, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      for (int64_t g = 0; g < dims.n_kv_heads; ++g) {
+        const int64_t row = (g * kv.capacity + start + i) * hd;
+        kt.f32_to_f16(k + i * ldk + g * hd, hd, kv.k + row);
+        kt.f32_to_f16(v + i * ldv + g * hd, hd, kv.v + row);
+      }
+    }
+  });
+}
+
+size_t AttentionScratchFloats(const AttentionDims& dims, int64_t n_kv, int nth) {
+  return static_cast<size_t>(nth) * static_cast<size_t>(dims.group() * n_kv);
+}
+
+void CausalAttention(ThreadPool& pool, const AttentionDims& dims, const float* q, int64_t ldq,
+                     int64_t n, int64_t start, const KvLayer& kv, float* out, int64_t ldo,
+                     float* scratch) {
+  TERN_CHECK(dims.n_kv_heads > 0 && dims.n_heads % dims.n_kv_heads == 0);
+  TERN_CHECK(start + n <= kv.capacity);
+  const auto& kt = kernels::Kernels();
+  const int64_t hd = dims.head_dim, group = dims.group();
+  const int64_t per_thread = group * (start + n);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const int64_t items = n * dims.n_kv_heads;
+
+  // Item = (token i, KV head g): score the group's query heads against rows 0..start+i.
+  auto item = [&](int64_t it, float* s) {
+    const int64_t i = it / dims.n_kv_heads, g = it % dims.n_kv_heads;
+    const int64_t n_kv = start + i + 1;
+    const uint16_t* kg = kv.k + g * kv.capacity * hd;
+    const uint16_t* vg = kv.v + g * kv.capacity * hd;
+    const float* qg = q + i * ldq + g * group * hd;
+    kt.gemm_f16_f32(kg, hd, hd, 0, n_kv, qg, hd, group, s, n_kv);
+    for (int64_t h = 0; h < group; ++h) {
+      float* sh = s + h * n_kv;
+      for (int64_t j = 0; j < n_kv; ++j) sh[j] *= scale;
+      SoftmaxRow(sh, n_kv);
+      float* o = out + i * ldo + (g * group + h) * hd;
+      std::memset(o, 0, static_cast<size_t>(hd) * sizeof(float));
+      for (int64_t j = 0; j < n_kv; ++j) kt.axpy_f16(sh[j], vg + j * hd, hd, o);
+    }
+  };
+
+  const int64_t work = items * (start + n) * group * hd;
+  if (pool.size() == 1 || items == 1 || work < 64 * 1024) {
+    for (int64_t it = 0; it < items; ++it) item(it, scratch);
+    return;
+  }
+  // Strided assignment balances the causal triangle (later tokens see more rows).
+  pool.Run([&](int tid, int nth) {
+    float* s = scratch + static_cast<int64_t>(tid) * per_thread;
+    for (int64_t it = tid; it < items; it += nth) item(it, s);
+  });
+}
+
+}  // namespace tern::ops

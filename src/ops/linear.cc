@@ -1,0 +1,158 @@
+#include "ops/linear.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/check.h"
+#include "kernels/kernels.h"
+#include "ops/embedding.h"
+#include "ops/parallel.h"
+
+namespace tern::ops {
+
+void QuantizeRows(ThreadPool& pool, const float* x, int64_t rows, int64_t k, int64_t ldx,
+                  QuantizedRows* out) {
+  TERN_CHECK(out->q && out->scale && out->sums && out->ldq >= k);
+  out->rows = rows;
+  out->k = k;
+  const auto& kt = kernels::Kernels();
+  ParallelRanges(pool, rows, 1, rows * k, [&](int64_t b, int64_t e) {
+    kt.quantize_rows_i8(x + b * ldx, e - b, k, ldx, out->q + b * out->ldq, out->ldq,
+                        out->scale + b, out->sums + b);
+  });
+}
+
+std::vector<uint8_t> PackI2S(const uint8_t* canonical, int64_t k, int64_t n) {
+  const auto& kt = kernels::Kernels();
+  std::vector<uint8_t> packed(kt.i2s_packed_bytes(k, n));
+  kt.pack_i2s(canonical, k, n, packed.data());
+  return packed;
+}
+
+void LinearI2S(ThreadPool& pool, const QuantizedRows& x, const I2SProjection* proj,
+               int n_proj) {
+  const auto& kt = kernels::Kernels();
+  const int64_t align = std::max<int64_t>(1, kt.i2s_row_align);
+  // Concatenate the projections' output rows into one index space; each starts at a multiple
+  // of `align` so every thread's sub-range of a matrix starts on a kernel row block.
+  constexpr int kMaxProj = 8;
+  TERN_CHECK(n_proj >= 1 && n_proj <= kMaxProj);
+  int64_t offset[kMaxProj + 1];
+  offset[0] = 0;
+  for (int p = 0; p < n_proj; ++p) {
+    TERN_CHECK(proj[p].w->k == x.k);
+    offset[p + 1] = offset[p] + (proj[p].w->n + align - 1) / align * align;
+  }
+  const int64_t total = offset[n_proj];
+  auto run = [&](int64_t b, int64_t e) {
+    for (int p = 0; p < n_proj; ++p) {
+      const I2SProjection& pr = proj[p];
+      const int64_t r0 = std::max(b, offset[p]) - offset[p];
+      const int64_t r1 = std::min({e, offset[p + 1]}) - offset[p];
+      const int64_t r1c = std::min(r1, pr.w->n);
+      if (r0 >= r1c) continue;
+      kt.gemm_i2s_i8(pr.w->packed, x.k, pr.w->n, r0, r1c, pr.w->scale, x.q, x.ldq, x.scale,
+                     x.sums, x.rows, pr.out, pr.ldo);
+      if (pr.bias) {
+        for (int64_t j = 0; j < x.rows; ++j) {
+          float* o = pr.out + j * pr.ldo;
+          for (int64_t r = r0; r < r1c; ++r) o[r] += pr.bias[r];
+        }
+      }
+    }
+  };
+  ParallelRanges(pool, total, align, total * x.k * std::max<int64_t>(1, x.rows) / 16, run);
+}
+
+Result<I8Matrix> QuantizeWeightsI8(DType type, const uint8_t* data, int64_t k, int64_t n,
+                                   ThreadPool* pool) {
+  if (!RowDecodeSupported(type)) {
+    return UnsupportedError("W8A8 weights: cannot decode %s rows (F32/F16/Q8_0/Q6_K only)",
+                            DTypeName(type));
+  }
+  if (!RowLengthValid(type, k)) {
+    return InvalidArgumentError("W8A8 weights: row length %lld is not a whole number of %s "
+                                "blocks", static_cast<long long>(k), DTypeName(type));
+  }
+  const auto& kt = kernels::Kernels();
+  const int64_t row_bytes = RowBytes(type, k);
+  std::vector<int8_t> q(static_cast<size_t>(n * k));
+  I8Matrix m;
+  m.k = k;
+  m.n = n;
+  m.scale.resize(static_cast<size_t>(n));
+  auto quantize = [&](int64_t b, int64_t e) {
+    std::vector<float> row(static_cast<size_t>(k));
+    for (int64_t r = b; r < e; ++r) {
+      DequantizeRow(type, data + r * row_bytes, k, row.data());
+      float amax = 0;
+      for (int64_t i = 0; i < k; ++i) amax = std::max(amax, std::fabs(row[i]));
+      const float s = amax / 127.0f;
+      m.scale[r] = s;
+      int8_t* qr = q.data() + r * k;
+      for (int64_t i = 0; i < k; ++i) {
+        // s == 0 only for an all-zero row: every q is 0 then.
+        const float v = s > 0 ? std::nearbyint(row[i] / s) : 0.0f;
+        qr[i] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+      }
+    }
+  };
+  if (pool) {
+    pool->ParallelFor(n, 1, quantize);
+  } else {
+    quantize(0, n);
+  }
+  m.packed.resize(kt.i8_packed_bytes(k, n));
+  kt.pack_i8(q.data(), k, n, m.packed.data());
+  return m;
+}
+
+void LinearW8A8(ThreadPool& pool, const I8Matrix& w, const QuantizedRows& x, float* out,
+                int64_t ldo) {
+  TERN_CHECK(w.k == x.k);
+  const auto& kt = kernels::Kernels();
+  const int64_t align = std::max<int64_t>(1, kt.i8_row_align);
+  // The int32 accumulators live in a per-call stack block: the kernel runs over chunks of rows
+  // small enough that chunk * x.rows accumulators fit, then the epilogue converts them.
+  constexpr int64_t kAccElems = 4096;
+  int64_t rows_per_call = std::max<int64_t>(1, kAccElems / std::max<int64_t>(1, x.rows));
+  rows_per_call = std::max(align, rows_per_call / align * align);
+  TERN_CHECK(rows_per_call <= kAccElems);
+  auto run = [&](int64_t b, int64_t e) {
+    int32_t acc[kAccElems];
+    for (int64_t r0 = b; r0 < e; r0 += rows_per_call) {
+      const int64_t r1 = std::min(e, r0 + rows_per_call);
+      // Token blocks keep (r1 - r0) * tokens within the stack block.
+      const int64_t tok_block = std::max<int64_t>(1, kAccElems / (r1 - r0));
+      for (int64_t j0 = 0; j0 < x.rows; j0 += tok_block) {
+        const int64_t nj = std::min(tok_block, x.rows - j0);
+        // The kernel writes acc_base[j*ldo + r] for r in [r0, r1): shift the base by r0 so
+        // the block lands at acc[0].
+        int32_t* acc_base = acc - r0;
+        kt.gemm_i8_i8(w.packed.data(), w.k, w.n, r0, r1, x.q + j0 * x.ldq, x.ldq, nj,
+                      acc_base, r1 - r0);
+        for (int64_t j = 0; j < nj; ++j) {
+          const float s = x.scale[j0 + j];
+          const int32_t* a = acc + j * (r1 - r0);
+          float* o = out + (j0 + j) * ldo;
+          for (int64_t r = r0; r < r1; ++r) {
+            o[r] = (static_cast<float>(a[r - r0]) / s) * w.scale[r];
+          }
+        }
+      }
+    }
+  };
+  ParallelRanges(pool, w.n, align, w.n * w.k * x.rows / 16, run);
+}
+
+void LinearF16(ThreadPool& pool, const uint16_t* w, int64_t k, int64_t ldw, int64_t n_rows,
+               const float* x, int64_t rows, int64_t ldx, float* out, int64_t ldo) {
+  const auto& kt = kernels::Kernels();
+  // 16-row blocks: a thread boundary never splits a kernel's row block, so the per-row
+  // reduction order is the same at every thread count.
+  ParallelRanges(pool, n_rows, 16, n_rows * k * rows / 16, [&](int64_t b, int64_t e) {
+    kt.gemm_f16_f32(w, k, ldw, b, e, x, ldx, rows, out, ldo);
+  });
+}
+
+}  // namespace tern::ops
