@@ -1,0 +1,54 @@
+// The I8_S ops that touch each value a few times: rms_norm_scaled, add_scaled and the
+// depthwise causal conv (the depthwise branch of mul_mat_add). Spec 3.4, in tern's
+// multiplier convention (value = q * scale).
+//
+// These ops need no float scratch: pass 1 computes every output value and the absmax,
+// pass 2 recomputes the same values with the same code and requantizes them. Recomputing is
+// cheaper than storing 4 bytes per value and reading them back, and it keeps memory flat.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ops/i8s_tensor.h"
+#include "runtime/thread_pool.h"
+
+namespace tern::ops {
+
+// RMSNorm over ne0 (channels) of every row of x{C, T}, straight from int8 (spec 3.4):
+//   eps' = (float)(eps / ((double)x.scale * (double)x.scale))   (upstream: eps*x_s*x_s
+//          with its divisor x_s = 1/scale; the input scale cancels out of the result)
+//   SS   = sum_i q_i^2 (exact integer)
+//   r    = 1.0f / sqrtf((float)SS / (float)C + eps')
+//   y_i  = ((float)q_i * r) * gamma_i
+//   q    = round_half_even(clamp(y * 127/G, -127, 127)), out.scale = G/127.
+// A zero-scale input gives an all-zero output with scale 0. `row_scratch` holds T floats.
+// out may alias x (each row is read before it is written, by one thread).
+void RmsNormScaled(ThreadPool& pool, const I8sTensor& x, const float* gamma, float eps,
+                   float* row_scratch, I8sTensor* out);
+
+// y = ((float)a * a.scale) * gamma[i % ne0] + (float)b * b.scale, RNE requant (spec 3.4
+// add_scaled with multipliers). gamma may be null (then y = a*sa + b*sb). One formula for
+// every element, so unlike upstream the bytes do not depend on the thread count. out may
+// alias a or b.
+void AddScaled(ThreadPool& pool, const I8sTensor& a, const I8sTensor& b, const float* gamma,
+               I8sTensor* out);
+
+// Depthwise causal conv on channel-major x{C, T} (the depthwise branch of mul_mat_add after
+// im2col_asym with lp = K-1, stride 1; spec 3.3.1 step 3):
+//   acc[t][c] = sum_{k<K, t+k-(K-1) >= 0} w[c][k] * x[t+k-(K-1)][c]   (exact int32)
+//   y = (float)acc * (w.scale * x.scale) + bias[c];  round half away, as mul_mat_add.
+// Computed vectorized over channels with the taps transposed at load.
+struct I8sDepthwise {
+  std::vector<int16_t> w;  // [k][c]
+  int64_t kernel = 0, channels = 0;
+  float scale = 0;
+};
+// `stored` is the file tensor {K, 1, C}: tap k of channel c at c*K + k.
+I8sDepthwise PackDepthwise(const int8_t* stored, int64_t kernel, int64_t channels, float scale);
+
+// out must not alias x. out->q holds C*T bytes.
+void DepthwiseConvAdd(ThreadPool& pool, const I8sDepthwise& w, const float* bias,
+                      const I8sTensor& x, I8sTensor* out);
+
+}  // namespace tern::ops

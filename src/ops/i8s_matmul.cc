@@ -1,0 +1,314 @@
+#include "ops/i8s_matmul.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/check.h"
+#include "kernels/kernels.h"
+#include "ops/i8s_internal.h"
+
+namespace tern::ops {
+
+using i8s_detail::AbsF;
+using i8s_detail::AtomicAbsMax;
+using i8s_detail::InvScale;
+using i8s_detail::OutScale;
+using i8s_detail::RequantHalfAway;
+
+namespace {
+
+constexpr int64_t kTokenBlock = 32;  // columns per kernel call (the int32 tile height)
+
+// The input columns of a product: n columns of k int8. Columns [mid_b, mid_e) start at
+// mid + (t - mid_b) * mid_ld (windows into an activation tensor, possibly overlapping);
+// the others sit k bytes apart in `edge`, in column order.
+struct Cols {
+  int64_t n = 0, k = 0;
+  const int8_t* mid = nullptr;
+  int64_t mid_ld = 0, mid_b = 0, mid_e = 0;
+  const int8_t* edge = nullptr;
+};
+
+Cols DenseCols(const int8_t* q, int64_t n, int64_t k) {
+  Cols c;
+  c.n = n;
+  c.k = k;
+  c.mid = q;
+  c.mid_ld = k;
+  c.mid_b = 0;
+  c.mid_e = n;
+  return c;
+}
+
+// int32 products of weight rows [r0, r1) with columns [t0, t1); column t's row block
+// lands at acc + (t - t0) * ldo + r (absolute row index, as the kernel defines it).
+void GemmTile(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& cols,
+              int64_t t0, int64_t t1, int64_t r0, int64_t r1, int32_t* acc, int64_t ldo) {
+  int64_t t = t0;
+  while (t < t1) {
+    const int8_t* p;
+    int64_t ld, e;
+    if (t >= cols.mid_b && t < cols.mid_e) {
+      e = std::min(t1, cols.mid_e);
+      p = cols.mid + (t - cols.mid_b) * cols.mid_ld;
+      ld = cols.mid_ld;
+    } else if (t < cols.mid_b) {
+      e = std::min(t1, cols.mid_b);
+      p = cols.edge + t * cols.k;
+      ld = cols.k;
+    } else {
+      e = t1;
+      p = cols.edge + (cols.mid_b + t - cols.mid_e) * cols.k;
+      ld = cols.k;
+    }
+    kt.gemm_i8_i8(w.packed.data(), w.k, w.n, r0, r1, p, ld, e - t, acc + (t - t0) * ldo, ldo);
+    t = e;
+  }
+}
+
+// In place: the int32 at each y[t*ld + r] becomes (float)acc * c + bias[r]. Returns the
+// absmax. The buffer is raw scratch reused for both types; memcpy keeps that well-defined.
+float ConvertTile(float* y, int64_t ld, int64_t n_cols, int64_t r0, int64_t r1, float c,
+                  const float* bias) {
+  float m = 0;
+  for (int64_t t = 0; t < n_cols; ++t) {
+    float* row = y + t * ld;
+    for (int64_t r = r0; r < r1; ++r) {
+      int32_t a;
+      std::memcpy(&a, row + r, sizeof a);
+      const float v = static_cast<float>(a) * c + (bias ? bias[r] : 0.0f);
+      std::memcpy(row + r, &v, sizeof v);
+      m = std::max(m, AbsF(v));
+    }
+  }
+  return m;
+}
+
+// y{N, T} (row t = column t, stride N) for all columns; returns G = max |y|.
+float GemmBias(ThreadPool& pool, const I8sMatrix& w, const Cols& cols, float c,
+               const float* bias, float* y) {
+  const kernels::KernelTable& kt = kernels::Kernels();
+  const int64_t T = cols.n, N = w.n;
+  AtomicAbsMax gmax;
+  const int nth = pool.size();
+  // Many columns: each thread owns a column range and all rows (weights stay in cache).
+  // Few columns (deep stages): each thread owns a row range so the weights are read once.
+  const bool by_cols = nth == 1 || T >= 4 * kTokenBlock * nth;
+  const int64_t align = std::max<int64_t>(1, kt.i8_row_align);
+  pool.Run([&](int tid, int nth_) {
+    int64_t t_b = 0, t_e = T, r_b = 0, r_e = N;
+    if (by_cols) ThreadPool::Split(T, kTokenBlock, tid, nth_, &t_b, &t_e);
+    else ThreadPool::Split(N, align, tid, nth_, &r_b, &r_e);
+    if (t_b >= t_e || r_b >= r_e) return;
+    float m = 0;
+    for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock) {
+      const int64_t t1 = std::min(t_e, t0 + kTokenBlock);
+      float* tile = y + t0 * N;
+      GemmTile(kt, w, cols, t0, t1, r_b, r_e, reinterpret_cast<int32_t*>(tile), N);
+      m = std::max(m, ConvertTile(tile, N, t1 - t0, r_b, r_e, c, bias));
+    }
+    gmax.Update(m);
+  });
+  return gmax.Get();
+}
+
+// q = requant(y) with G, half away from zero; ReLU after rounding (spec 3.4).
+void RequantAll(ThreadPool& pool, const float* y, int64_t n, float g, bool relu, int8_t* q) {
+  const kernels::KernelTable& kt = kernels::Kernels();
+  const float inv = InvScale(g);
+  pool.ParallelFor(n, 256, [&](int64_t b, int64_t e) {
+    kt.requant_f32_i8(y + b, e - b, inv, kernels::Round::kHalfAway, q + b);
+    if (relu)
+      for (int64_t i = b; i < e; ++i) q[i] = q[i] < 0 ? 0 : q[i];
+  });
+}
+
+}  // namespace
+
+void MulMatAdd(ThreadPool& pool, const I8sMatrix& w, const float* bias, const I8sTensor& x,
+               bool relu, float* y_scratch, I8sTensor* out) {
+  TERN_CHECK(x.ne0 == w.k);
+  const int64_t T = x.ne1, N = w.n;
+  const float g = GemmBias(pool, w, DenseCols(x.q, T, w.k), w.scale * x.scale, bias, y_scratch);
+  RequantAll(pool, y_scratch, T * N, g, relu, out->q);
+  out->ne0 = N;
+  out->ne1 = T;
+  out->scale = OutScale(g);
+}
+
+// ---- Conv1d ---------------------------------------------------------------------------------
+
+I8sConv1d PackConv1d(const int8_t* stored, int64_t kernel, int64_t in_ch, int64_t out_ch,
+                     float scale, int64_t stride, int64_t lp, int64_t rp) {
+  const int64_t kc = kernel * in_ch;
+  std::vector<int8_t> rows(static_cast<size_t>(kc * out_ch));
+  for (int64_t oc = 0; oc < out_ch; ++oc)
+    for (int64_t ic = 0; ic < in_ch; ++ic)
+      for (int64_t k = 0; k < kernel; ++k)
+        rows[oc * kc + k * in_ch + ic] = stored[oc * kc + ic * kernel + k];
+  I8sConv1d c;
+  c.w = PackI8sMatrix(rows.data(), kc, out_ch, scale);
+  c.kernel = kernel;
+  c.in_ch = in_ch;
+  c.out_ch = out_ch;
+  c.stride = stride;
+  c.lp = lp;
+  c.rp = rp;
+  return c;
+}
+
+namespace {
+
+// Columns whose window lies inside [0, IW): [mid_b, mid_e) of [0, OW).
+void InteriorRange(const I8sConv1d& cv, int64_t iw, int64_t ow, int64_t* mid_b, int64_t* mid_e) {
+  const int64_t s = cv.stride;
+  int64_t b = (cv.lp + s - 1) / s;  // first t with t*s - lp >= 0
+  b = std::min(b, ow);
+  const int64_t last_num = iw + cv.lp - cv.kernel;  // last t: t*s <= iw + lp - K
+  int64_t e = last_num < 0 ? b : last_num / s + 1;
+  e = std::clamp(e, b, ow);
+  *mid_b = b;
+  *mid_e = e;
+}
+
+}  // namespace
+
+Conv1dScratch Conv1dScratchBytes(const I8sConv1d& conv, int64_t in_len) {
+  const int64_t ow = Conv1dOutLen(in_len, conv.kernel, conv.stride, conv.lp, conv.rp);
+  int64_t b, e;
+  InteriorRange(conv, in_len, ow, &b, &e);
+  Conv1dScratch s;
+  s.y_bytes = static_cast<size_t>(ow * conv.out_ch) * sizeof(float);
+  s.col_bytes = static_cast<size_t>((ow - (e - b)) * conv.kernel * conv.in_ch);
+  return s;
+}
+
+void Conv1dAdd(ThreadPool& pool, const I8sConv1d& cv, const float* bias, const I8sTensor& x,
+               float* y_scratch, int8_t* col_scratch, I8sTensor* out) {
+  const int64_t ic = cv.in_ch, K = cv.kernel, s = cv.stride;
+  TERN_CHECK(x.ne0 == ic || (ic == 1 && x.ne1 == 1));
+  const int64_t iw = x.size() / ic;
+  const int64_t ow = Conv1dOutLen(iw, K, s, cv.lp, cv.rp);
+  int64_t mid_b, mid_e;
+  InteriorRange(cv, iw, ow, &mid_b, &mid_e);
+  // Edge columns (they reach into the zero padding): tap-major, like the packed weight.
+  int64_t e_i = 0;
+  for (int64_t t = 0; t < ow; ++t) {
+    if (t >= mid_b && t < mid_e) continue;
+    int8_t* col = col_scratch + (e_i++) * K * ic;
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t i = t * s - cv.lp + k;
+      if (i >= 0 && i < iw) std::memcpy(col + k * ic, x.q + i * ic, static_cast<size_t>(ic));
+      else std::memset(col + k * ic, 0, static_cast<size_t>(ic));
+    }
+  }
+  Cols cols;
+  cols.n = ow;
+  cols.k = K * ic;
+  cols.mid_b = mid_b;
+  cols.mid_e = mid_e;
+  cols.mid = mid_e > mid_b ? x.q + (mid_b * s - cv.lp) * ic : nullptr;
+  cols.mid_ld = s * ic;
+  cols.edge = col_scratch;
+  const float g = GemmBias(pool, cv.w, cols, cv.w.scale * x.scale, bias, y_scratch);
+  RequantAll(pool, y_scratch, ow * cv.out_ch, g, /*relu=*/false, out->q);
+  out->ne0 = cv.out_ch;
+  out->ne1 = ow;
+  out->scale = OutScale(g);
+}
+
+// ---- MLP ------------------------------------------------------------------------------------
+
+namespace {
+size_t AlignUp(size_t n) { return (n + 63) & ~size_t{63}; }
+}  // namespace
+
+MlpScratch MlpScratchBytes(int64_t tokens, int64_t c, int64_t h, int n_threads,
+                           size_t store_budget) {
+  MlpScratch s;
+  const size_t y1 = static_cast<size_t>(tokens * h) * sizeof(float);
+  const size_t y2 = AlignUp(static_cast<size_t>(tokens * c) * sizeof(float));
+  s.store = y1 <= store_budget;
+  if (s.store) {
+    s.bytes = AlignUp(y1) + AlignUp(static_cast<size_t>(tokens * h)) + y2;
+  } else {
+    const size_t per_thread = AlignUp(static_cast<size_t>(kTokenBlock * h) * sizeof(float)) +
+                              AlignUp(static_cast<size_t>(kTokenBlock * h));
+    s.bytes = y2 + per_thread * static_cast<size_t>(std::max(1, n_threads));
+  }
+  return s;
+}
+
+void MlpReluI8s(ThreadPool& pool, const I8sMatrix& w1, const float* b1, const I8sMatrix& w2,
+                const float* b2, const I8sTensor& x, size_t store_budget, void* scratch,
+                size_t scratch_bytes, I8sTensor* out) {
+  const int64_t T = x.ne1, C = x.ne0, H = w1.n;
+  TERN_CHECK(w1.k == C && w2.k == H && w2.n == C);
+  const MlpScratch need = MlpScratchBytes(T, C, H, pool.size(), store_budget);
+  TERN_CHECK(scratch_bytes >= need.bytes);
+  auto* base = static_cast<uint8_t*>(scratch);
+  if (need.store) {
+    float* y1 = reinterpret_cast<float*>(base);
+    base += AlignUp(static_cast<size_t>(T * H) * sizeof(float));
+    I8sTensor hidden{reinterpret_cast<int8_t*>(base), H, T, 0};
+    base += AlignUp(static_cast<size_t>(T * H));
+    MulMatAdd(pool, w1, b1, x, /*relu=*/true, y1, &hidden);
+    MulMatAdd(pool, w2, b2, hidden, /*relu=*/false, reinterpret_cast<float*>(base), out);
+    return;
+  }
+  const kernels::KernelTable& kt = kernels::Kernels();
+  float* y2 = reinterpret_cast<float*>(base);
+  uint8_t* per_thread = base + AlignUp(static_cast<size_t>(T * C) * sizeof(float));
+  const size_t tile_bytes = AlignUp(static_cast<size_t>(kTokenBlock * H) * sizeof(float));
+  const size_t pt_bytes = tile_bytes + AlignUp(static_cast<size_t>(kTokenBlock * H));
+  const Cols xcols = DenseCols(x.q, T, C);
+  const float c1 = w1.scale * x.scale;
+
+  // Pass A: G1 = max |y1| without keeping y1.
+  AtomicAbsMax g1max;
+  pool.Run([&](int tid, int nth) {
+    int64_t t_b, t_e;
+    ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
+    float* tile = reinterpret_cast<float*>(per_thread + pt_bytes * tid);
+    float m = 0;
+    for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock) {
+      const int64_t t1 = std::min(t_e, t0 + kTokenBlock);
+      GemmTile(kt, w1, xcols, t0, t1, 0, H, reinterpret_cast<int32_t*>(tile), H);
+      m = std::max(m, ConvertTile(tile, H, t1 - t0, 0, H, c1, b1));
+    }
+    g1max.Update(m);
+  });
+  const float g1 = g1max.Get();
+  const float inv1 = InvScale(g1);
+  const float c2 = w2.scale * OutScale(g1);
+
+  // Pass B: recompute y1 per chunk, requantize (ReLU), multiply by W2 at once.
+  AtomicAbsMax g2max;
+  pool.Run([&](int tid, int nth) {
+    int64_t t_b, t_e;
+    ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
+    float* tile = reinterpret_cast<float*>(per_thread + pt_bytes * tid);
+    int8_t* q1 = reinterpret_cast<int8_t*>(per_thread + pt_bytes * tid + tile_bytes);
+    float m = 0;
+    for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock) {
+      const int64_t t1 = std::min(t_e, t0 + kTokenBlock), nt = t1 - t0;
+      GemmTile(kt, w1, xcols, t0, t1, 0, H, reinterpret_cast<int32_t*>(tile), H);
+      ConvertTile(tile, H, nt, 0, H, c1, b1);
+      for (int64_t i = 0; i < nt * H; ++i) {
+        const int8_t q = RequantHalfAway(tile[i], inv1);
+        q1[i] = q < 0 ? 0 : q;
+      }
+      GemmTile(kt, w2, DenseCols(q1, nt, H), 0, nt, 0, C,
+               reinterpret_cast<int32_t*>(y2 + t0 * C), C);
+      m = std::max(m, ConvertTile(y2 + t0 * C, C, nt, 0, C, c2, b2));
+    }
+    g2max.Update(m);
+  });
+  const float g2 = g2max.Get();
+  RequantAll(pool, y2, T * C, g2, /*relu=*/false, out->q);
+  out->ne0 = C;
+  out->ne1 = T;
+  out->scale = OutScale(g2);
+}
+
+}  // namespace tern::ops
