@@ -1,0 +1,52 @@
+// The two NEON kernel tables. This TU is baseline (-march=armv8-a): naming the dotprod
+// functions here executes none of them, so both tables can be built on any aarch64 CPU;
+// dispatch hands out kNeonDotTable only when HWCAP_ASIMDDP is set.
+#include "kernels/neon/dotprod/impl.h"
+#include "kernels/neon/impl.h"
+#include "kernels/tables.h"
+
+namespace tern::kernels {
+
+// Plain ARMv8.0 Advanced SIMD: int8 products through vmull_s8 + vpadalq_s16.
+const KernelTable kNeonTable = {
+    .isa = Isa::kNeon,
+    .quantize_rows_i8 = neon::QuantizeRowsI8,
+    .gemm_i2s_i8 = neon::GemmI2sI8,
+    .i2s_row_align = 1,
+    .i2s_packed_bytes = neon::I2sPackedBytes,
+    .pack_i2s = neon::PackI2s,
+    .gemm_i8_i8 = neon::GemmI8I8,
+    .i8_row_align = 1,
+    .i8_packed_bytes = neon::I8PackedBytes,
+    .pack_i8 = neon::PackI8,
+    .gemm_f16_f32 = neon::GemmF16F32,
+    .axpy_f16 = neon::AxpyF16,
+    .f32_to_f16 = neon::F32ToF16,
+    .f16_to_f32 = neon::F16ToF32,
+    .dequant_row_q6k = neon::DequantRowQ6K,
+    .absmax_f32 = neon::AbsmaxF32,
+    .requant_f32_i8 = neon::RequantF32I8,
+};
+
+// The same table with SDOT GEMMs; packed layouts are shared with kNeonTable.
+const KernelTable kNeonDotTable = {
+    .isa = Isa::kNeon,
+    .quantize_rows_i8 = neon::QuantizeRowsI8,
+    .gemm_i2s_i8 = neon_dotprod::GemmI2sI8,
+    .i2s_row_align = 1,
+    .i2s_packed_bytes = neon::I2sPackedBytes,
+    .pack_i2s = neon::PackI2s,
+    .gemm_i8_i8 = neon_dotprod::GemmI8I8,
+    .i8_row_align = 1,
+    .i8_packed_bytes = neon::I8PackedBytes,
+    .pack_i8 = neon::PackI8,
+    .gemm_f16_f32 = neon::GemmF16F32,
+    .axpy_f16 = neon::AxpyF16,
+    .f32_to_f16 = neon::F32ToF16,
+    .f16_to_f32 = neon::F16ToF32,
+    .dequant_row_q6k = neon::DequantRowQ6K,
+    .absmax_f32 = neon::AbsmaxF32,
+    .requant_f32_i8 = neon::RequantF32I8,
+};
+
+}  // namespace tern::kernels
