@@ -1,2 +1,40 @@
-// Packed weight layouts for the x86 SIMD kernels (AVX2 and AVX-512 share them).
+// Packed weight layouts for the x86 SIMD kernels (AVX2 and AVX-512 share them), built once at
+// load time from the canonical on-disk bytes. ISA-neutral: plain C++, no intrinsics.
+//
+// Both layouts interleave 16 weight rows so that one 64-byte vector holds 4 consecutive k of
+// 16 rows: 32-bit lane i (bytes 4i..4i+3) belongs to row i, so vpdpbusd/maddubs reduce the 4
+// k of a lane into that row's int32 sum and a block of rows needs no horizontal reduction.
+// AVX2 reads the same 64 bytes as two 8-row halves. Rows past N (up to the next multiple
+// of 16) are padding with weight 0.
+//
+// I2S16 (ternary): row group g (16 rows) at byte g*16*K/4. Inside a group, chunk c (k in
+// [16c, 16c+16)) is 64 bytes at c*64; byte 4i+b holds row i's codes for
+//   k = 16c + b (bits 7:6), 16c + 4 + b (5:4), 16c + 8 + b (3:2), 16c + 12 + b (1:0),
+// so (byte >> (6 - 2s)) & 3 is "quad s" of the chunk: 16 rows x 4 k. K % 128 == 0.
+// Code 3 (unused by the format, weight 0 for the dequantizer) is stored as 1; padding rows
+// are code 1.
+//
+// I8x16 (int8): row group g at byte g*16*K4 with K4 = K rounded up to a multiple of 4; quad q
+// (k in [4q, 4q+4)) is 64 bytes at q*64, byte 4i+b = W[16g+i][4q+b] XOR `flip`, with k >= K and
+// padding rows holding weight 0. flip = 0x80 stores w + 128 as an unsigned byte (AVX-512
+// VNNI: unsigned weights times signed activations); flip = 0 keeps signed weights (AVX2).
 #pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tern::kernels::packing {
+
+inline constexpr int64_t kRowGroup = 16;
+
+inline int64_t RowGroups(int64_t n_rows) { return (n_rows + kRowGroup - 1) / kRowGroup; }
+
+size_t I2s16Bytes(int64_t k, int64_t n_rows);
+void PackI2s16(const uint8_t* canonical, int64_t k, int64_t n_rows, uint8_t* packed);
+
+inline int64_t I8K4(int64_t k) { return (k + 3) / 4 * 4; }
+size_t I8x16Bytes(int64_t k, int64_t n_rows);
+void PackI8x16(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t flip,
+               uint8_t* packed);
+
+}  // namespace tern::kernels::packing

@@ -1,0 +1,106 @@
+// AVX2 activation quantization, absmax and requant: bit-exact with the scalar oracle
+// (one _mm256_mul_ps per product, never fused; vcvtps2dq rounds half-even). Tails shorter
+// than a vector go through a zero-padded copy, so no load ever passes the end of a row.
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/avx2/impl.h"
+
+namespace tern::kernels::avx2 {
+namespace {
+
+inline __m256 Abs(__m256 v) {
+  return _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)));
+}
+
+inline float HMax(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+inline int32_t HSum(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// 8 int32 (already within int8 range) to 8 int8 stored at q.
+inline void Store8(__m256i v, int8_t* q, int64_t count) {
+  const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  const __m128i b = _mm_packs_epi16(w16, w16);
+  if (count >= 8) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(q), b);
+  } else {
+    int8_t tmp[16];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tmp), b);
+    std::memcpy(q, tmp, static_cast<size_t>(count));
+  }
+}
+
+inline __m256 Load8(const float* x, int64_t count) {
+  if (count >= 8) return _mm256_loadu_ps(x);
+  float tmp[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::memcpy(tmp, x, static_cast<size_t>(count) * sizeof(float));
+  return _mm256_loadu_ps(tmp);
+}
+
+}  // namespace
+
+float AbsmaxF32(const float* x, int64_t n) {
+  __m256 m0 = _mm256_setzero_ps(), m1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    m0 = _mm256_max_ps(m0, Abs(_mm256_loadu_ps(x + i)));
+    m1 = _mm256_max_ps(m1, Abs(_mm256_loadu_ps(x + i + 8)));
+  }
+  for (; i < n; i += 8) m0 = _mm256_max_ps(m0, Abs(Load8(x + i, n - i)));
+  return HMax(_mm256_max_ps(m0, m1));
+}
+
+void QuantizeRowsI8(const float* x, int64_t rows, int64_t k, int64_t ldx, int8_t* q, int64_t ldq,
+                    float* scale, int32_t* sums) {
+  const __m256i lo = _mm256_set1_epi32(-128), hi = _mm256_set1_epi32(127);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * ldx;
+    int8_t* qr = q + r * ldq;
+    const double amax = std::fmax(1e-5, static_cast<double>(AbsmaxF32(xr, k)));
+    const float s = static_cast<float>(127.0 / amax);
+    const __m256 vs = _mm256_set1_ps(s);
+    __m256i sum = _mm256_setzero_si256();
+    for (int64_t i = 0; i < k; i += 8) {
+      __m256i v = _mm256_cvtps_epi32(_mm256_mul_ps(Load8(xr + i, k - i), vs));
+      v = _mm256_min_epi32(_mm256_max_epi32(v, lo), hi);
+      sum = _mm256_add_epi32(sum, v);
+      Store8(v, qr + i, k - i);
+    }
+    scale[r] = s;
+    sums[r] = HSum(sum);
+  }
+}
+
+// q = round(clamp(x * inv, -127, 127)); half-away = trunc(v) + (|v - trunc(v)| >= 0.5 ?
+// sign(v) : 0), exact because v - trunc(v) is exact in float.
+void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q) {
+  const __m256 vinv = _mm256_set1_ps(inv);
+  const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+  const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32(int32_t(0x80000000)));
+  for (int64_t i = 0; i < n; i += 8) {
+    __m256 v = _mm256_mul_ps(Load8(x + i, n - i), vinv);
+    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    if (mode == Round::kHalfAway) {
+      const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+      const __m256 up = _mm256_cmp_ps(Abs(_mm256_sub_ps(v, t)), half, _CMP_GE_OQ);
+      const __m256 step = _mm256_and_ps(up, _mm256_or_ps(one, _mm256_and_ps(v, sign)));
+      v = _mm256_add_ps(t, step);
+    }
+    Store8(_mm256_cvtps_epi32(v), q + i, n - i);
+  }
+}
+
+}  // namespace tern::kernels::avx2

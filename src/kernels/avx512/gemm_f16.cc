@@ -1,0 +1,87 @@
+// AVX-512 F16 x F32 GEMM (vcvtph2ps + FMA, float accumulation) and axpy_f16.
+// GEMM tile: R weight rows x RX activation rows, 16 k per step, k tail by masked loads; one
+// horizontal sum per output. n == 1 (decode head) uses R = 8 to keep 8 loads in flight.
+#include <immintrin.h>
+
+#include "kernels/avx512/impl.h"
+
+namespace tern::kernels::avx512 {
+namespace {
+
+inline __mmask16 TailMask(int64_t left) {
+  return left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
+}
+
+template <int R, int RX>
+void F16Tile(const uint16_t* w, int64_t k, int64_t ldw, const float* x, int64_t ldx,
+             float* out, int64_t ldo) {
+  __m512 acc[R][RX];
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < RX; ++j) acc[r][j] = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= k; i += 16) {
+    __m512 wf[R];
+    for (int r = 0; r < R; ++r) {
+      wf[r] = _mm512_cvtph_ps(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * ldw + i)));
+    }
+    for (int j = 0; j < RX; ++j) {
+      const __m512 xv = _mm512_loadu_ps(x + j * ldx + i);
+      for (int r = 0; r < R; ++r) acc[r][j] = _mm512_fmadd_ps(wf[r], xv, acc[r][j]);
+    }
+  }
+  if (i < k) {
+    const __mmask16 m = TailMask(k - i);
+    __m512 wf[R];
+    for (int r = 0; r < R; ++r) {
+      wf[r] = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, w + r * ldw + i));
+    }
+    for (int j = 0; j < RX; ++j) {
+      const __m512 xv = _mm512_maskz_loadu_ps(m, x + j * ldx + i);
+      for (int r = 0; r < R; ++r) acc[r][j] = _mm512_fmadd_ps(wf[r], xv, acc[r][j]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < RX; ++j) out[j * ldo + r] = _mm512_reduce_add_ps(acc[r][j]);
+}
+
+using TileFn = void (*)(const uint16_t*, int64_t, int64_t, const float*, int64_t, float*,
+                        int64_t);
+
+// [rx] for 4-row tiles, and 1-row tiles for the row tail.
+constexpr TileFn kTile4[5] = {nullptr, F16Tile<4, 1>, F16Tile<4, 2>, F16Tile<4, 3>,
+                              F16Tile<4, 4>};
+constexpr TileFn kTile1[5] = {nullptr, F16Tile<1, 1>, F16Tile<1, 2>, F16Tile<1, 3>,
+                              F16Tile<1, 4>};
+
+}  // namespace
+
+void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r1,
+                const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo) {
+  int64_t r = r0;
+  if (n == 1) {
+    for (; r + 8 <= r1; r += 8) F16Tile<8, 1>(w + r * ldw, k, ldw, x, ldx, out + r, ldo);
+  }
+  for (; r < r1;) {
+    const int rows = r1 - r >= 4 ? 4 : 1;
+    for (int64_t j = 0; j < n; j += 4) {
+      const int rx = static_cast<int>(n - j < 4 ? n - j : 4);
+      (rows == 4 ? kTile4 : kTile1)[rx](w + r * ldw, k, ldw, x + j * ldx, ldx,
+                                        out + j * ldo + r, ldo);
+    }
+    r += rows;
+  }
+}
+
+// out = out + a * f32(v): multiply then add (not fused) to match the oracle bit for bit.
+void AxpyF16(float a, const uint16_t* v, int64_t n, float* out) {
+  const __m512 va = _mm512_set1_ps(a);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = TailMask(n - i);
+    const __m512 f = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, v + i));
+    const __m512 o = _mm512_maskz_loadu_ps(m, out + i);
+    _mm512_mask_storeu_ps(out + i, m, _mm512_add_ps(o, _mm512_mul_ps(va, f)));
+  }
+}
+
+}  // namespace tern::kernels::avx512

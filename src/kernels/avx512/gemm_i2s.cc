@@ -1,0 +1,133 @@
+// AVX-512 VNNI ternary I2_S x int8 GEMM on the I2S16 packed layout (kernels/packing.h).
+//
+// One 64-byte load holds 16 rows x 16 k of 2-bit codes; a shift and a mask give "quad s"
+// (16 rows x 4 k, one row per 32-bit lane), and vpdpbusd multiplies those unsigned codes by
+// 4 broadcast int8 activations, adding into the rows' int32 lanes. Register tile: MG row
+// groups (16 rows each) x RX activation rows, each unpacked quad reused RX times; NACC = 2
+// splits the accumulation chain (even/odd quads) when RX is too small to hide latency.
+// Exact int32 throughout; epilogue ((float)(D - S) / s) * w_scale, as the scalar oracle.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/avx512/impl.h"
+#include "kernels/packing.h"
+
+namespace tern::kernels::avx512 {
+namespace {
+
+inline __m512i Bcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+template <int MG, int RX, int NACC>
+void I2sTile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* q, int64_t ldq,
+             float w_scale, const float* scale, const int32_t* sums, float* out, int64_t ldo,
+             int64_t rows_left) {
+  const __m512i mask = _mm512_set1_epi8(3);
+  __m512i acc[NACC][MG][RX];
+  for (int a = 0; a < NACC; ++a)
+    for (int g = 0; g < MG; ++g)
+      for (int j = 0; j < RX; ++j) acc[a][g][j] = _mm512_setzero_si512();
+  const int64_t chunks = k / 16;
+  for (int64_t c = 0; c < chunks; ++c) {
+    __m512i v[MG];
+    for (int g = 0; g < MG; ++g) {
+      v[g] = _mm512_loadu_si512(w + g * group_bytes + c * 64);
+    }
+    const int8_t* qc = q + c * 16;
+#define TERN_I2S_QUAD(S)                                                              \
+  {                                                                                   \
+    __m512i cs[MG];                                                                   \
+    for (int g = 0; g < MG; ++g) {                                                    \
+      cs[g] = _mm512_and_si512(_mm512_srli_epi16(v[g], 6 - 2 * (S)), mask);           \
+    }                                                                                 \
+    for (int j = 0; j < RX; ++j) {                                                    \
+      const __m512i xb = Bcast4(qc + j * ldq + 4 * (S));                              \
+      for (int g = 0; g < MG; ++g) {                                                  \
+        acc[(S) % NACC][g][j] = _mm512_dpbusd_epi32(acc[(S) % NACC][g][j], cs[g], xb); \
+      }                                                                               \
+    }                                                                                 \
+  }
+    TERN_I2S_QUAD(0)
+    TERN_I2S_QUAD(1)
+    TERN_I2S_QUAD(2)
+    TERN_I2S_QUAD(3)
+#undef TERN_I2S_QUAD
+  }
+  const __m512 ws = _mm512_set1_ps(w_scale);
+  for (int g = 0; g < MG; ++g) {
+    const int64_t left = rows_left - g * 16;
+    const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
+    for (int j = 0; j < RX; ++j) {
+      __m512i d = acc[0][g][j];
+      if (NACC == 2) d = _mm512_add_epi32(d, acc[NACC - 1][g][j]);
+      const __m512i ds = _mm512_sub_epi32(d, _mm512_set1_epi32(sums[j]));
+      __m512 f = _mm512_div_ps(_mm512_cvtepi32_ps(ds), _mm512_set1_ps(scale[j]));
+      f = _mm512_mul_ps(f, ws);
+      _mm512_mask_storeu_ps(out + j * ldo + g * 16, m, f);
+    }
+  }
+}
+
+using TileFn = void (*)(const uint8_t*, int64_t, int64_t, const int8_t*, int64_t, float,
+                        const float*, const int32_t*, float*, int64_t, int64_t);
+
+constexpr int kMaxRx = 12;
+
+// Small RX (decode) splits each accumulator chain in two to hide the vpdpbusd latency.
+template <int MG, int RX>
+constexpr TileFn Pick() {
+  constexpr int nacc = RX <= 3 ? 2 : 1;
+  if constexpr (MG * RX * nacc <= 24) {
+    return I2sTile<MG, RX, nacc>;
+  } else {
+    return nullptr;
+  }
+}
+
+template <int MG>
+constexpr TileFn kRow[kMaxRx + 1] = {nullptr,       Pick<MG, 1>(),  Pick<MG, 2>(),
+                                     Pick<MG, 3>(), Pick<MG, 4>(),  Pick<MG, 5>(),
+                                     Pick<MG, 6>(), Pick<MG, 7>(),  Pick<MG, 8>(),
+                                     Pick<MG, 9>(), Pick<MG, 10>(), Pick<MG, 11>(),
+                                     Pick<MG, 12>()};
+
+// The tile for `mg` row groups (1, 2 or 4) and `rx` activation rows.
+TileFn TileFor(int mg, int rx) { return mg == 4 ? kRow<4>[rx] : mg == 2 ? kRow<2>[rx] : kRow<1>[rx]; }
+
+}  // namespace
+
+void GemmI2sI8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64_t r1,
+               float w_scale, const int8_t* q, int64_t ldq, const float* scale,
+               const int32_t* sums, int64_t n, float* out, int64_t ldo) {
+  const int64_t group_bytes = packing::kRowGroup * k / 4;
+  // Activation rows in blocks of up to kMaxRx; weight rows in tiles of 2 or 4 groups, each
+  // tile swept over all activation blocks while its codes sit in L1/L2.
+  // 4 row groups per tile when every activation block is small (decode), else 2; the row
+  // tail goes one group at a time.
+  const int mg_wide = n <= 3 ? 4 : 2;
+  int64_t r = r0;
+  while (r < r1) {
+    const int mg = r1 - r >= mg_wide * packing::kRowGroup ? mg_wide : 1;
+    const int64_t rows = mg * packing::kRowGroup;
+    const uint8_t* wr = w + r / packing::kRowGroup * group_bytes;
+    for (int64_t j = 0; j < n; j += kMaxRx) {
+      const int rx = static_cast<int>(n - j < kMaxRx ? n - j : kMaxRx);
+      const TileFn fn = TileFor(mg, rx);
+      fn(wr, group_bytes, k, q + j * ldq, ldq, w_scale, scale + j, sums + j,
+         out + j * ldo + r, ldo, r1 - r);
+    }
+    r += rows;
+  }
+}
+
+size_t I2sPackedBytes(int64_t k, int64_t n_rows) { return packing::I2s16Bytes(k, n_rows); }
+
+void PackI2s(const uint8_t* canonical, int64_t k, int64_t n_rows, uint8_t* packed) {
+  packing::PackI2s16(canonical, k, n_rows, packed);
+}
+
+}  // namespace tern::kernels::avx512

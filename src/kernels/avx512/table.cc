@@ -1,0 +1,27 @@
+// The AVX-512 kernel table.
+#include "kernels/avx512/impl.h"
+#include "kernels/tables.h"
+
+namespace tern::kernels {
+
+const KernelTable kAvx512Table = {
+    .isa = Isa::kAvx512,
+    .quantize_rows_i8 = avx512::QuantizeRowsI8,
+    .gemm_i2s_i8 = avx512::GemmI2sI8,
+    .i2s_row_align = 16,
+    .i2s_packed_bytes = avx512::I2sPackedBytes,
+    .pack_i2s = avx512::PackI2s,
+    .gemm_i8_i8 = avx512::GemmI8I8,
+    .i8_row_align = 16,
+    .i8_packed_bytes = avx512::I8PackedBytes,
+    .pack_i8 = avx512::PackI8,
+    .gemm_f16_f32 = avx512::GemmF16F32,
+    .axpy_f16 = avx512::AxpyF16,
+    .f32_to_f16 = avx512::F32ToF16,
+    .f16_to_f32 = avx512::F16ToF32,
+    .dequant_row_q6k = avx512::DequantRowQ6K,
+    .absmax_f32 = avx512::AbsmaxF32,
+    .requant_f32_i8 = avx512::RequantF32I8,
+};
+
+}  // namespace tern::kernels
