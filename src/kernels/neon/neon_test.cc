@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -54,11 +55,35 @@ TEST(NeonDispatch, DotprodTableOnlyWithAsimddp) {
   EXPECT_EQ(kNeonTable.isa, Isa::kNeon);
   EXPECT_EQ(kNeonDotTable.isa, Isa::kNeon);
   EXPECT_EQ(kNeonDotTable.pack_i2s, kNeonTable.pack_i2s);
+  EXPECT_EQ(kNeonDotTable.i2s_packed_bytes, kNeonTable.i2s_packed_bytes);
   EXPECT_EQ(kNeonDotTable.pack_i8, kNeonTable.pack_i8);
+  EXPECT_EQ(kNeonDotTable.i8_packed_bytes, kNeonTable.i8_packed_bytes);
   EXPECT_EQ(kNeonDotTable.i2s_row_align, kNeonTable.i2s_row_align);
   EXPECT_EQ(kNeonDotTable.i8_row_align, kNeonTable.i8_row_align);
+  // Only the two GEMMs differ, so kernels_test (which checks the table dispatch picks) covers
+  // every other entry of both tables, and this file checks both GEMMs of both.
   EXPECT_NE(kNeonDotTable.gemm_i2s_i8, kNeonTable.gemm_i2s_i8);
   EXPECT_NE(kNeonDotTable.gemm_i8_i8, kNeonTable.gemm_i8_i8);
+  EXPECT_EQ(kNeonDotTable.quantize_rows_i8, kNeonTable.quantize_rows_i8);
+  EXPECT_EQ(kNeonDotTable.gemm_f16_f32, kNeonTable.gemm_f16_f32);
+  EXPECT_EQ(kNeonDotTable.axpy_f16, kNeonTable.axpy_f16);
+  EXPECT_EQ(kNeonDotTable.f32_to_f16, kNeonTable.f32_to_f16);
+  EXPECT_EQ(kNeonDotTable.f16_to_f32, kNeonTable.f16_to_f32);
+  EXPECT_EQ(kNeonDotTable.dequant_row_q6k, kNeonTable.dequant_row_q6k);
+  EXPECT_EQ(kNeonDotTable.absmax_f32, kNeonTable.absmax_f32);
+  EXPECT_EQ(kNeonDotTable.requant_f32_i8, kNeonTable.requant_f32_i8);
+}
+
+// scripts/test-isas states which CPU model qemu emulates, so a run meant to cover the SDOT
+// kernels cannot silently fall back to the baseline ones (or the reverse).
+TEST(NeonDispatch, EmulatedCpuAsExpected) {
+  const char* want = std::getenv("TERN_NEON_TEST_EXPECT_DOTPROD");
+  if (want == nullptr || want[0] == '\0') GTEST_SKIP() << "TERN_NEON_TEST_EXPECT_DOTPROD unset";
+  const bool dot = want[0] == '1';
+  EXPECT_EQ(GetCpuFeatures().dotprod, dot) << GetCpuFeatures().ToString();
+  Result<const KernelTable*> t = TableFor(Isa::kNeon);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(*t, dot ? &kNeonDotTable : &kNeonTable);
 }
 
 // ---- I2_S x int8 ---------------------------------------------------------------------------
