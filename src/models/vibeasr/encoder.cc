@@ -1,0 +1,252 @@
+#include "models/vibeasr/encoder.h"
+
+#include <algorithm>
+
+#include "base/check.h"
+#include "base/timer.h"
+
+namespace tern::vibeasr {
+
+namespace {
+
+constexpr float kNormEps = 1e-5f;  // every encoder RMSNorm, connector included (spec 3.6)
+constexpr const char* kPrefixes[2] = {"acoustic", "semantic"};
+
+size_t Align64(size_t n) { return (n + 63) & ~size_t{63}; }
+
+struct BlockModel {
+  const float *norm, *mixer_b, *gamma, *ffn_norm, *fc1_b, *fc2_b, *ffn_gamma;
+  ops::I8sDepthwise mixer;
+  ops::I8sMatrix fc1, fc2;
+};
+
+struct StageModel {
+  ops::I8sConv1d down;
+  const float* down_b;
+  std::vector<BlockModel> blocks;
+};
+
+ops::I8sMatrix PackLinear(const gguf::TensorInfo& t) {
+  return ops::PackI8sMatrix(I8sWeightData(t), t.ne[0], t.ne[1], I8sWeightScale(t));
+}
+
+// A causal conv from a stored {K, IC, OC} weight: left pad K - stride, right pad 0.
+ops::I8sConv1d PackCausalConv(const gguf::TensorInfo& t, int64_t stride) {
+  return ops::PackConv1d(I8sWeightData(t), t.ne[0], t.ne[1], t.ne[2], I8sWeightScale(t), stride,
+                         t.ne[0] - stride, 0);
+}
+
+}  // namespace
+
+struct Encoder::BranchModel {
+  VaeGeometry geo;
+  std::vector<StageModel> stages;
+  ops::I8sConv1d head;
+  const float* head_b = nullptr;
+  ops::I8sMatrix fc1, fc2;
+  const float *fc1_b = nullptr, *norm = nullptr, *fc2_b = nullptr;
+};
+
+Encoder::~Encoder() = default;
+
+Result<std::unique_ptr<Encoder>> Encoder::Load(const std::string& path) {
+  TERN_ASSIGN_OR_RETURN(std::unique_ptr<gguf::File> file, gguf::File::Open(path));
+  if (file->Find("general.architecture") != nullptr) {
+    TERN_ASSIGN_OR_RETURN(std::string arch, file->GetString("general.architecture"));
+    if (arch != "vibeasr-vae")
+      return FormatError("%s: general.architecture is '%s', expected 'vibeasr-vae'",
+                         path.c_str(), arch.c_str());
+  }
+  std::unique_ptr<Encoder> enc(new Encoder());
+  for (int b = 0; b < 2; ++b) {
+    TERN_ASSIGN_OR_RETURN(VaeGeometry geo, ReadVaeGeometry(*file, kPrefixes[b]));
+    TERN_ASSIGN_OR_RETURN(VaeBranchTensors t, BindVaeBranch(*file, geo));
+    auto m = std::make_unique<BranchModel>();
+    for (int s = 0; s < geo.stages(); ++s) {
+      const VaeStageTensors& st = t.stages[s];
+      StageModel sm;
+      sm.down = PackCausalConv(*st.down_w, geo.strides[s]);
+      sm.down_b = F32Data(*st.down_b);
+      for (const VaeBlockTensors& bt : st.blocks) {
+        BlockModel bm;
+        bm.norm = F32Data(*bt.norm);
+        bm.mixer = ops::PackDepthwise(I8sWeightData(*bt.mixer_w), bt.mixer_w->ne[0],
+                                      bt.mixer_w->ne[2], I8sWeightScale(*bt.mixer_w));
+        bm.mixer_b = F32Data(*bt.mixer_b);
+        bm.gamma = F32Data(*bt.gamma);
+        bm.ffn_norm = F32Data(*bt.ffn_norm);
+        bm.fc1 = PackLinear(*bt.fc1_w);
+        bm.fc1_b = F32Data(*bt.fc1_b);
+        bm.fc2 = PackLinear(*bt.fc2_w);
+        bm.fc2_b = F32Data(*bt.fc2_b);
+        bm.ffn_gamma = F32Data(*bt.ffn_gamma);
+        sm.blocks.push_back(std::move(bm));
+      }
+      m->stages.push_back(std::move(sm));
+    }
+    m->head = PackCausalConv(*t.head_w, 1);
+    m->head_b = F32Data(*t.head_b);
+    m->fc1 = PackLinear(*t.conn_fc1_w);
+    m->fc1_b = F32Data(*t.conn_fc1_b);
+    m->norm = F32Data(*t.conn_norm);
+    m->fc2 = PackLinear(*t.conn_fc2_w);
+    m->fc2_b = F32Data(*t.conn_fc2_b);
+    m->geo = std::move(geo);
+    enc->branches_[b] = std::move(m);
+  }
+  if (enc->branches_[0]->geo.hidden != enc->branches_[1]->geo.hidden)
+    return FormatError("%s: acoustic connector width %lld differs from semantic %lld",
+                       path.c_str(), static_cast<long long>(enc->branches_[0]->geo.hidden),
+                       static_cast<long long>(enc->branches_[1]->geo.hidden));
+  enc->file_ = std::move(file);
+  return enc;
+}
+
+int64_t Encoder::hidden() const { return branches_[0]->geo.hidden; }
+
+const VaeGeometry& Encoder::geometry(Branch b) const {
+  return branches_[static_cast<int>(b)]->geo;
+}
+
+int64_t Encoder::FramesFor(size_t n_samples) {
+  int64_t t = static_cast<int64_t>(n_samples);
+  for (int64_t s : {1, 2, 2, 4, 5, 5, 8}) t = ops::Conv1dOutLen(t, s, s, 0, 0);
+  return t;  // the head conv has stride 1 and left pad K-1: the length is unchanged
+}
+
+namespace {
+
+// Buffer sizes for one branch and n samples, walking the geometry exactly as the run does.
+struct Plan {
+  int64_t i8 = 0;      // each of the three int8 ping-pong buffers
+  size_t scratch = 0;  // floats / MLP scratch / conv edge columns
+  int64_t rows = 0;    // RMSNorm per-row factors
+};
+
+void PlanConv(const ops::I8sConv1d& c, int64_t* t, Plan* p) {
+  const ops::Conv1dScratch cs = ops::Conv1dScratchBytes(c, *t);
+  *t = ops::Conv1dOutLen(*t, c.kernel, c.stride, c.lp, c.rp);
+  p->scratch = std::max(p->scratch, Align64(cs.y_bytes) + cs.col_bytes);
+  p->i8 = std::max(p->i8, *t * c.out_ch);
+}
+
+}  // namespace
+
+Result<Features> Encoder::RunBranch(Branch which, const float* samples, size_t n,
+                                    ThreadPool& pool, const StageHook* hook,
+                                    EncoderTimings* timings) const {
+  if (samples == nullptr || n == 0)
+    return InvalidArgumentError("encoder: empty audio (0 samples)");
+  const BranchModel& m = *branches_[static_cast<int>(which)];
+  const std::string name = kPrefixes[static_cast<int>(which)];
+  const int64_t hidden = m.geo.hidden;
+
+  Plan plan;
+  plan.i8 = static_cast<int64_t>(n);
+  int64_t t = plan.i8;
+  for (const StageModel& st : m.stages) {
+    PlanConv(st.down, &t, &plan);
+    plan.rows = std::max(plan.rows, t);
+    for (const BlockModel& b : st.blocks)
+      plan.scratch = std::max(plan.scratch, ops::MlpScratchBytes(t, st.down.out_ch, b.fc1.n,
+                                                                 pool.size(), kMlpStoreBudget)
+                                                .bytes);
+  }
+  PlanConv(m.head, &t, &plan);
+  plan.i8 = std::max(plan.i8, t * hidden);
+  plan.scratch = std::max(plan.scratch, static_cast<size_t>(t * hidden) * sizeof(float));
+  plan.rows = std::max(plan.rows, t);
+
+  // Default-initialized: pages are touched only as the stages reach them.
+  auto i8 = std::make_unique_for_overwrite<int8_t[]>(static_cast<size_t>(3 * plan.i8));
+  auto scratch = std::make_unique_for_overwrite<float[]>(plan.scratch / sizeof(float) + 16);
+  auto rows = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(plan.rows));
+  int8_t* bufs[3] = {i8.get(), i8.get() + plan.i8, i8.get() + 2 * plan.i8};
+  float* yf = scratch.get();
+  auto* cols = reinterpret_cast<int8_t*>(scratch.get());  // offset set per conv below
+  auto emit = [&](const std::string& step, const ops::I8sTensor& x) {
+    if (hook) (*hook)(step, x);
+  };
+  Timer total, stage_timer;
+  auto lap = [&](const std::string& step) {
+    if (timings) timings->stages.emplace_back(name + "." + step, stage_timer.ElapsedMs());
+    stage_timer.Reset();
+  };
+
+  int cur = 0;
+  ops::I8sTensor x{bufs[cur]};
+  ops::QuantizeSignal(pool, samples, static_cast<int64_t>(n), &x);
+  emit("input", x);
+  auto conv = [&](const ops::I8sConv1d& c, const float* bias, const std::string& step) {
+    const int nxt = (cur + 1) % 3;
+    ops::I8sTensor y{bufs[nxt]};
+    const size_t y_bytes = Align64(ops::Conv1dScratchBytes(c, x.ne1 * x.ne0 / c.in_ch).y_bytes);
+    ops::Conv1dAdd(pool, c, bias, x, yf, cols + y_bytes, &y);
+    x = y;
+    cur = nxt;
+    emit(step, x);
+  };
+
+  for (int s = 0; s < m.geo.stages(); ++s) {
+    const StageModel& st = m.stages[s];
+    const std::string sp = "s" + std::to_string(s);
+    conv(st.down, st.down_b, sp + ".conv");
+    ops::I8sTensor h{bufs[(cur + 1) % 3]}, d{bufs[(cur + 2) % 3]};
+    for (size_t b = 0; b < st.blocks.size(); ++b) {
+      const BlockModel& bm = st.blocks[b];
+      const std::string bp = sp + ".b" + std::to_string(b);
+      ops::RmsNormScaled(pool, x, bm.norm, kNormEps, rows.get(), &h);
+      emit(bp + ".norm", h);
+      ops::DepthwiseConvAdd(pool, bm.mixer, bm.mixer_b, h, &d);
+      emit(bp + ".mixer", d);
+      ops::AddScaled(pool, d, x, bm.gamma, &x);
+      emit(bp + ".mixer_res", x);
+      ops::RmsNormScaled(pool, x, bm.ffn_norm, kNormEps, rows.get(), &h);
+      emit(bp + ".ffn_norm", h);
+      ops::MlpReluI8s(pool, bm.fc1, bm.fc1_b, bm.fc2, bm.fc2_b, h, kMlpStoreBudget, scratch.get(),
+                      plan.scratch, &d);
+      emit(bp + ".ffn", d);
+      ops::AddScaled(pool, d, x, bm.ffn_gamma, &x);
+      emit(bp + ".ffn_res", x);
+    }
+    lap(sp);
+  }
+  conv(m.head, m.head_b, "head");
+
+  // Connector: fc1 -> RMSNorm -> fc2, no activation.
+  ops::I8sTensor c1{bufs[(cur + 1) % 3]}, c2{bufs[(cur + 2) % 3]};
+  ops::MulMatAdd(pool, m.fc1, m.fc1_b, x, /*relu=*/false, yf, &c1);
+  emit("conn.fc1", c1);
+  ops::RmsNormScaled(pool, c1, m.norm, kNormEps, rows.get(), &c2);
+  emit("conn.norm", c2);
+  ops::MulMatAdd(pool, m.fc2, m.fc2_b, c2, /*relu=*/false, yf, &c1);
+  emit("conn.fc2", c1);
+  lap("head+connector");
+
+  Features f;
+  f.frames = c1.ne1;
+  f.hidden = c1.ne0;
+  f.data.resize(static_cast<size_t>(c1.size()));
+  ops::DequantizeI8s(c1, f.data.data());
+  if (timings) {
+    (which == Branch::kAcoustic ? timings->acoustic_ms : timings->semantic_ms) +=
+        total.ElapsedMs();
+  }
+  return f;
+}
+
+Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
+                              EncoderTimings* timings) const {
+  TERN_ASSIGN_OR_RETURN(Features a, RunBranch(Branch::kAcoustic, samples, n, pool, nullptr,
+                                              timings));
+  TERN_ASSIGN_OR_RETURN(Features s, RunBranch(Branch::kSemantic, samples, n, pool, nullptr,
+                                              timings));
+  TERN_CHECK(a.hidden == s.hidden);
+  // Upstream feeds min(acoustic, semantic) frames (spec 3.7); equal with equal strides.
+  a.frames = std::min(a.frames, s.frames);
+  a.data.resize(static_cast<size_t>(a.frames * a.hidden));
+  for (size_t i = 0; i < a.data.size(); ++i) a.data[i] += s.data[i];
+  return a;
+}
+
+}  // namespace tern::vibeasr

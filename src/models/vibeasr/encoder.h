@@ -1,0 +1,88 @@
+// The VibeASR audio encoder: two int8 "VAE" tokenizer encoders (acoustic, semantic) and their
+// connectors, summed into one feature vector per 3200 samples (spec 3).
+//
+// Per branch (spec 3.3; every activation is I8_S, channel-major {C, T}):
+//   x = quantize(waveform)                                     one scale for the whole clip
+//   for each stage s: x = conv_s(x)   causal, stride s, left pad K-stride, right pad 0
+//                     depth(s) x ConvNeXt block:
+//                       h = rms_norm(x, 1e-5); h = depthwise(h); x = add_scaled(h, x, gamma)
+//                       h = rms_norm(x, 1e-5); h = fc2(relu(fc1(h))); x = add_scaled(h, x, ffn_gamma)
+//   x = head(x)                        causal conv to D, stride 1
+//   y = fc2(rms_norm(fc1(x), 1e-5))    the connector (1e-5, not the file's 1e-6: spec 3.6)
+//   features = dequant(acoustic) + dequant(semantic)      float, frames x hidden, row-major
+//
+// Memory: one branch at a time, stage by stage, in three int8 ping-pong buffers plus one
+// scratch region, all sized from the geometry and the clip length before the run (linear in
+// the length); no graph is kept. Large FFN activations are recomputed instead of stored
+// (ops::MlpReluI8s), so 60 s of audio at the full geometry stays well under 600 MB.
+//
+// The Encoder is immutable after Load; Run may be called from several threads at once, each
+// with its own pool. Results are byte-identical for any thread count.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "gguf/gguf.h"
+#include "models/vibeasr/vae_weights.h"
+#include "ops/i8s_elementwise.h"
+#include "ops/i8s_matmul.h"
+#include "ops/i8s_tensor.h"
+#include "runtime/thread_pool.h"
+
+namespace tern::vibeasr {
+
+struct Features {
+  int64_t frames = 0, hidden = 0;
+  std::vector<float> data;  // frames x hidden, row-major
+};
+
+struct EncoderTimings {
+  double acoustic_ms = 0, semantic_ms = 0;
+  std::vector<std::pair<std::string, double>> stages;  // "acoustic.s0", ..., "semantic.connector"
+};
+
+enum class Branch { kAcoustic = 0, kSemantic = 1 };
+
+class Encoder {
+ public:
+  static Result<std::unique_ptr<Encoder>> Load(const std::string& vae_gguf_path);
+
+  // Both branches, summed. Errors on empty input.
+  Result<Features> Run(const float* samples_24k, size_t n, ThreadPool& pool,
+                       EncoderTimings* timings = nullptr) const;
+
+  // Diagnostics and tests: one branch, dequantized, calling `hook` after every op with its
+  // output (channel-major {C, T}). Step names: "input", "s<i>.conv", "s<i>.b<j>.norm",
+  // ".mixer", ".mixer_res", ".ffn_norm", ".ffn", ".ffn_res", "head", "conn.fc1",
+  // "conn.norm", "conn.fc2".
+  using StageHook = std::function<void(const std::string& step, const ops::I8sTensor& x)>;
+  Result<Features> RunBranch(Branch b, const float* samples_24k, size_t n, ThreadPool& pool,
+                             const StageHook* hook = nullptr,
+                             EncoderTimings* timings = nullptr) const;
+
+  int64_t hidden() const;
+  const VaeGeometry& geometry(Branch b) const;
+  // Frames for n samples with the published strides: floor(n/3200) for n >= 3200, 1 for
+  // 0 < n < 3200, 0 for n = 0 (spec 3.1).
+  static int64_t FramesFor(size_t n_samples);
+
+  // FFN activations larger than this are recomputed rather than stored (ops::MlpReluI8s).
+  static constexpr size_t kMlpStoreBudget = size_t{256} << 20;
+
+  ~Encoder();
+
+ private:
+  struct BranchModel;
+  Encoder() = default;
+  std::unique_ptr<gguf::File> file_;  // F32 biases and norms point into the mapping
+  std::unique_ptr<BranchModel> branches_[2];
+};
+
+}  // namespace tern::vibeasr
