@@ -1,0 +1,175 @@
+#include "models/vibeasr/lm_weights.h"
+
+#include <cmath>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+
+#include "kernels/kernels.h"
+#include "tensor/quant_ref.h"
+
+namespace tern::vibeasr {
+namespace {
+
+std::string ShapeString(const int64_t* ne, int n_dims) {
+  std::string s = "{";
+  for (int i = 0; i < n_dims; ++i) {
+    if (i) s += ", ";
+    s += std::to_string(ne[i]);
+  }
+  return s + "}";
+}
+
+std::string TypeList(std::initializer_list<DType> types) {
+  std::string s;
+  for (DType t : types) {
+    if (!s.empty()) s += " or ";
+    s += DTypeName(t);
+  }
+  return s;
+}
+
+// Looks tensors up and checks them against what the table expects.
+class Binder {
+ public:
+  explicit Binder(const gguf::File& f) : f_(f) {}
+
+  // The tensor `name` with one of `types` and logical shape {ne0, ne1} (ne1 = 0: a vector
+  // of ne0, also accepted as {ne0, 1}). Null with OK status when optional and absent.
+  Result<const gguf::TensorInfo*> Get(const std::string& name,
+                                      std::initializer_list<DType> types, int64_t ne0,
+                                      int64_t ne1, bool optional = false) const {
+    const gguf::TensorInfo* t = f_.FindTensor(name);
+    if (!t) {
+      if (optional) return static_cast<const gguf::TensorInfo*>(nullptr);
+      return NotFoundError("%s: missing tensor '%s'", f_.path().c_str(), name.c_str());
+    }
+    bool type_ok = false;
+    for (DType d : types) type_ok |= (t->type == d);
+    if (!type_ok) {
+      return FormatError("%s: tensor '%s': expected %s, got %s", f_.path().c_str(),
+                         name.c_str(), TypeList(types).c_str(), DTypeName(t->type));
+    }
+    const int64_t want[2] = {ne0, ne1 == 0 ? 1 : ne1};
+    bool shape_ok = t->ne[0] == want[0] && t->ne[1] == want[1];
+    for (int i = 2; i < 4; ++i) shape_ok &= (t->ne[i] == 1);
+    if (!shape_ok) {
+      return FormatError("%s: tensor '%s': expected shape %s, got %s", f_.path().c_str(),
+                         name.c_str(), ShapeString(want, ne1 == 0 ? 1 : 2).c_str(),
+                         ShapeString(t->ne, t->n_dims).c_str());
+    }
+    return t;
+  }
+
+  Result<const float*> F32(const std::string& name, int64_t n, bool optional = false) const {
+    TERN_ASSIGN_OR_RETURN(const gguf::TensorInfo* t,
+                          Get(name, {DType::kF32}, n, 0, optional));
+    return t ? reinterpret_cast<const float*>(t->data) : nullptr;
+  }
+
+  // An I2_S matrix of n rows of k values, packed into `owned`.
+  Status I2S(const std::string& name, int64_t k, int64_t n, ops::I2SMatrix* m,
+             std::vector<std::vector<uint8_t>>* owned) const {
+    TERN_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, Get(name, {DType::kI2_S}, k, n));
+    const float scale = ReadI2SScale(t->data, k * n);
+    if (!std::isfinite(scale)) {
+      return FormatError("%s: tensor '%s': in-band I2_S scale is not finite",
+                         f_.path().c_str(), name.c_str());
+    }
+    owned->push_back(ops::PackI2S(t->data, k, n));
+    m->packed = owned->back().data();
+    m->k = k;
+    m->n = n;
+    m->scale = scale;
+    return Status::Ok();
+  }
+
+ private:
+  const gguf::File& f_;
+};
+
+std::string Blk(int64_t l, const char* suffix) {
+  return "blk." + std::to_string(l) + "." + suffix;
+}
+
+Status BindLayer(const Binder& b, const DecoderConfig& c, int64_t l, LayerWeights* w,
+                 std::vector<std::vector<uint8_t>>* owned) {
+  const int64_t h = c.hidden, kv = c.kv_heads * c.head_dim, q = c.heads * c.head_dim;
+  TERN_ASSIGN_OR_RETURN(w->attn_norm, b.F32(Blk(l, "attn_norm.weight"), h));
+  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "attn_q.weight"), h, q, &w->wq, owned));
+  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "attn_k.weight"), h, kv, &w->wk, owned));
+  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "attn_v.weight"), h, kv, &w->wv, owned));
+  TERN_ASSIGN_OR_RETURN(w->bq, b.F32(Blk(l, "attn_q.bias"), q, /*optional=*/true));
+  TERN_ASSIGN_OR_RETURN(w->bk, b.F32(Blk(l, "attn_k.bias"), kv, true));
+  TERN_ASSIGN_OR_RETURN(w->bv, b.F32(Blk(l, "attn_v.bias"), kv, true));
+  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "attn_output.weight"), q, h, &w->wo, owned));
+  TERN_ASSIGN_OR_RETURN(w->ffn_norm, b.F32(Blk(l, "ffn_norm.weight"), h));
+  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "ffn_gate.weight"), h, c.ffn, &w->gate, owned));
+  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "ffn_up.weight"), h, c.ffn, &w->up, owned));
+  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "ffn_down.weight"), c.ffn, h, &w->down, owned));
+  return Status::Ok();
+}
+
+constexpr std::initializer_list<DType> kRowTypes = {DType::kF32, DType::kF16, DType::kQ8_0,
+                                                    DType::kQ6_K};
+
+Status BindHead(const gguf::File& f, const Binder& b, const DecoderConfig& c, HeadMode mode,
+                ThreadPool* pool, LmWeights* w) {
+  TERN_ASSIGN_OR_RETURN(const gguf::TensorInfo* out,
+                        b.Get("output.weight", kRowTypes, c.hidden, c.vocab, true));
+  w->head_tied = (out == nullptr);
+  const gguf::TensorInfo* src = out ? out : f.FindTensor("token_embd.weight");
+  const std::string name = src->name;
+  w->head_mode = mode;
+  if (mode == HeadMode::kInt8) {
+    Result<ops::I8Matrix> m = ops::QuantizeWeightsI8(src->type, src->data, c.hidden, c.vocab,
+                                                     pool);
+    if (!m.ok()) return m.status().WithPrefix(f.path() + ": tensor '" + name + "'");
+    w->head_i8 = std::move(m).value();
+    return Status::Ok();
+  }
+  if (src->type == DType::kF16) {
+    w->head_f16 = reinterpret_cast<const uint16_t*>(src->data);
+    return Status::Ok();
+  }
+  // kF16 over a non-F16 table (a tied Q6_K embedding): convert the rows once.
+  std::vector<uint8_t> conv(static_cast<size_t>(c.vocab * c.hidden) * sizeof(uint16_t));
+  auto* dst = reinterpret_cast<uint16_t*>(conv.data());
+  const int64_t row_bytes = RowBytes(src->type, c.hidden);
+  auto convert = [&](int64_t r0, int64_t r1) {
+    std::vector<float> row(static_cast<size_t>(c.hidden));
+    for (int64_t r = r0; r < r1; ++r) {
+      ops::DequantizeRow(src->type, src->data + r * row_bytes, c.hidden, row.data());
+      kernels::Kernels().f32_to_f16(row.data(), c.hidden, dst + r * c.hidden);
+    }
+  };
+  if (pool) {
+    pool->ParallelFor(c.vocab, 1, convert);
+  } else {
+    convert(0, c.vocab);
+  }
+  w->owned.push_back(std::move(conv));
+  w->head_f16 = reinterpret_cast<const uint16_t*>(w->owned.back().data());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LmWeights>> LoadLmWeights(const gguf::File& f, const DecoderConfig& c,
+                                                 HeadMode head, ThreadPool* pool) {
+  auto w = std::make_unique<LmWeights>();
+  Binder b(f);
+  TERN_ASSIGN_OR_RETURN(const gguf::TensorInfo* emb,
+                        b.Get("token_embd.weight", kRowTypes, c.hidden, c.vocab));
+  w->token_embd = {emb->type, emb->data, c.hidden, c.vocab, RowBytes(emb->type, c.hidden)};
+  TERN_ASSIGN_OR_RETURN(w->output_norm, b.F32("output_norm.weight", c.hidden));
+  w->owned.reserve(static_cast<size_t>(7 * c.layers + 1));
+  w->layers.resize(static_cast<size_t>(c.layers));
+  for (int64_t l = 0; l < c.layers; ++l) {
+    TERN_RETURN_IF_ERROR(BindLayer(b, c, l, &w->layers[l], &w->owned));
+  }
+  TERN_RETURN_IF_ERROR(BindHead(f, b, c, head, pool, w.get()));
+  return w;
+}
+
+}  // namespace tern::vibeasr
