@@ -90,7 +90,13 @@ uint16_t F32ToBF16(float f) {
 
 float BF16ToF32(uint16_t h) { return BitsFloat(static_cast<uint32_t>(h) << 16); }
 
-float RoundHalfEven(float x) { return std::nearbyint(x); }
+float RoundHalfEven(float x) {
+  // Adding 1.5 * 2^23 leaves no fraction bits, so the FPU's default rounding (to nearest,
+  // ties to even) does the work; exact for |x| < 2^22. (nearbyint is a slow libm call on
+  // baseline x86-64.) copysign keeps -0.0 for small negatives, as nearbyint does.
+  if (!(std::fabs(x) < 0x1p22f)) return std::nearbyint(x);  // large, Inf or NaN
+  return std::copysign((x + 0x1.8p23f) - 0x1.8p23f, x);
+}
 
 // ---- Q8_0 ----------------------------------------------------------------------------------
 
@@ -260,20 +266,19 @@ void QuantizeI2S(const float* w, int64_t n, uint8_t* out) {
   for (int64_t i = 0; i < n; ++i) sum += std::fabs(w[i]);
   const float mean = static_cast<float>(sum / static_cast<double>(n));
   const float s = 1.0f / std::max(mean, 1e-5f);
-  auto ternarized = [&](int64_t i) {
-    return std::clamp(RoundHalfEven(w[i] * s), -1.0f, 1.0f) / s;
-  };
-  // quantize_i2_s: scale = max|W'|; code 1 if |W'| < 1e-6, else 2 if W'*scale > 0, else 0.
-  float scale = 0;
-  for (int64_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(ternarized(i)));
+  // quantize_i2_s then takes scale = max|W'| and code 1 if |W'| < 1e-6, else 2 if
+  // W'*scale > 0, else 0. With t = round(W*s) in {-1,0,1}, |W'| = |t|/s and 1/s >= 1e-5,
+  // so that is: scale = 1/s if any t != 0 (else 0), code = t + 1.
+  bool any_nonzero = false;
   std::memset(out, 0, static_cast<size_t>(n / 4));
   for (int64_t j = 0; j < n; ++j) {
-    const float v = ternarized(j);
-    const uint8_t code = std::fabs(v) < 1e-6f ? 1 : (v * scale > 0 ? 2 : 0);
+    const float t = std::clamp(RoundHalfEven(w[j] * s), -1.0f, 1.0f);
+    any_nonzero |= t != 0.0f;
+    const uint8_t code = static_cast<uint8_t>(static_cast<int>(t) + 1);
     const int g = static_cast<int>(j % 128) / 32;
     out[(j / 128) * 32 + j % 32] |= static_cast<uint8_t>(code << (6 - 2 * g));
   }
-  WriteI2SScale(out, n, scale);
+  WriteI2SScale(out, n, any_nonzero ? 1.0f / s : 0.0f);
 }
 
 void DequantizeI2S(const uint8_t* in, int64_t n, float* out) {

@@ -129,6 +129,30 @@ TEST(BF16Test, RoundsToNearestEven) {
   EXPECT_TRUE(std::isnan(BF16ToF32(F32ToBF16(nan_low))));
 }
 
+// ---- Rounding ------------------------------------------------------------------------------
+
+TEST(RoundHalfEvenTest, MatchesNearbyintIncludingTiesSignsAndLargeValues) {
+  EXPECT_EQ(RoundHalfEven(0.5f), 0.0f);
+  EXPECT_EQ(RoundHalfEven(1.5f), 2.0f);
+  EXPECT_EQ(RoundHalfEven(2.5f), 2.0f);
+  EXPECT_EQ(RoundHalfEven(-2.5f), -2.0f);
+  EXPECT_TRUE(std::signbit(RoundHalfEven(-0.25f)));
+  EXPECT_EQ(RoundHalfEven(0x1.fffffep22f), std::nearbyint(0x1.fffffep22f));
+  EXPECT_EQ(RoundHalfEven(1e30f), 1e30f);
+  EXPECT_TRUE(std::isnan(RoundHalfEven(std::nanf(""))));
+  std::mt19937 rng(11);
+  for (int i = 0; i < 1000000; ++i) {
+    const uint32_t u = rng();
+    float f;
+    std::memcpy(&f, &u, 4);
+    if (std::isnan(f)) continue;
+    const float h = std::ldexp(static_cast<float>(static_cast<int>(rng() % 2001) - 1000), -1);
+    for (float x : {f, h}) {
+      ASSERT_EQ(Bits(RoundHalfEven(x)), Bits(std::nearbyint(x))) << std::hexfloat << x;
+    }
+  }
+}
+
 // ---- Q8_0 ---------------------------------------------------------------------------------
 
 TEST(Q8_0Test, DequantizeLayoutByHand) {
