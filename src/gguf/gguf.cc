@@ -123,6 +123,7 @@ std::string ScalarText(const Value& v) {
       for (size_t k = 0; k < v.s.size() && k < kMax; ++k) {
         const unsigned char c = static_cast<unsigned char>(v.s[k]);
         if (c == '\n') out += "\\n";
+        else if (c == '"' || c == '\\') out += {'\\', static_cast<char>(c)};
         else if (c < 0x20 || c == 0x7f) out += StrFormat("\\x%02x", c);
         else out += static_cast<char>(c);
       }
