@@ -1,0 +1,30 @@
+#include "audio/normalize.h"
+
+#include <cmath>
+
+namespace tern::audio {
+
+float NormalizeRms(std::vector<float>* x) {
+  if (x->empty()) return 0.0f;
+  double sum_sq = 0.0;
+  for (float v : *x) sum_sq += static_cast<double>(v) * static_cast<double>(v);
+  const float rms = std::sqrt(static_cast<float>(sum_sq / static_cast<double>(x->size())));
+  const float eps = 1e-6f;
+  if (rms < eps) return rms;  // (near) silence: leave as is
+  const float target = std::pow(10.0f, -25.0f / 20.0f);
+  const float scalar = target / (rms + eps);
+  for (float& v : *x) v *= scalar;
+  return rms;
+}
+
+float ClipGuard(std::vector<float>* x) {
+  float peak = 0.0f;
+  for (float v : *x) peak = std::fmax(peak, std::fabs(v));
+  if (peak > 1.0f) {
+    const float d = peak + 1e-6f;
+    for (float& v : *x) v /= d;
+  }
+  return peak;
+}
+
+}  // namespace tern::audio
