@@ -22,7 +22,8 @@
 // parser enforces (kFormat unless noted):
 //   * magic "GGUF"; version 2 or 3 (1 and future versions: kUnsupported);
 //   * counts and lengths fit in the remaining bytes (so nothing is allocated for a lying
-//     length); arrays nest at most kMaxArrayDepth deep; bools are 0 or 1;
+//     length); arrays nest at most kMaxArrayDepth deep and hold at most
+//     kMaxKvArrayElements elements in all (kUnsupported); bools are 0 or 1;
 //   * keys and tensor names are non-empty, valid UTF-8 without NUL, and unique;
 //   * general.alignment, when present, is a u32 power of two in [8, 65536] (tensor data
 //     is used in place, so floats must stay naturally aligned);
@@ -59,6 +60,10 @@ inline constexpr uint32_t kPublishedI2S = 36, kPublishedI8S = 37;
 inline constexpr uint32_t kRemappedI2S = 43, kRemappedI8S = 42;
 
 inline constexpr int kMaxArrayDepth = 8;          // arrays of arrays of ... (8 levels)
+// Array elements over all KVs. Each costs a ~100-byte Value in memory for as little as one
+// byte on disk, so the count is capped (kUnsupported beyond): a Qwen2 vocabulary with its
+// merges, scores and token types is ~0.6 M elements.
+inline constexpr uint64_t kMaxKvArrayElements = uint64_t{1} << 22;
 inline constexpr uint64_t kDefaultAlignment = 32;
 inline constexpr uint64_t kMinAlignment = 8, kMaxAlignment = 65536;
 

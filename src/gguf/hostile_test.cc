@@ -121,6 +121,22 @@ TEST(GgufHostile, BadValues) {
                  {"truncated", "f32 value", "key 'k'"});
 }
 
+TEST(GgufHostile, ArrayElementsAreCapped) {
+  // Legal at the cap, refused one past it (summed over keys).
+  const uint64_t half = kMaxKvArrayElements / 2;
+  Bytes ok;
+  ok.Header(0, 2).Str("a").U32(9).U32(0).U64(half).Zeros(half);
+  ok.Str("b").U32(9).U32(0).U64(half).Zeros(half).PadTo(32);
+  auto r = ParseImage(ok.s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)->Find("b")->arr.size(), half);
+  Bytes over;
+  over.Header(0, 2).Str("a").U32(9).U32(0).U64(half).Zeros(half);
+  const uint64_t at = over.s.size() + 9 + 4 + 4;
+  over.Str("b").U32(9).U32(0).U64(half + 1).Zeros(half + 1).PadTo(32);
+  ExpectRejected(over.s, ErrorCode::kUnsupported, at, {"array elements", "key 'b'"});
+}
+
 std::string NestedArrays(int depth) {
   Bytes b;
   b.Header(0, 1).Str("deep").U32(9);

@@ -103,6 +103,7 @@ class Parser {
   size_t size_;
   uint64_t pos_ = 0;
   uint64_t alignment_value_offset_ = 0;
+  uint64_t kv_array_elements_ = 0;
 };
 
 Status Parser::ReadString(std::string* s, const char* what) {
@@ -171,6 +172,12 @@ Status Parser::ReadValue(ValueType t, Value* v, int depth) {
                     "array of %llu %s elements cannot fit in the %llu bytes that remain",
                     static_cast<unsigned long long>(count), ValueTypeName(v->elem_type),
                     static_cast<unsigned long long>(Remaining()));
+      }
+      kv_array_elements_ += count;
+      if (kv_array_elements_ > kMaxKvArrayElements) {
+        return Fail(ErrorCode::kUnsupported, count_at,
+                    "more than %llu KV array elements in the file (tern's limit)",
+                    static_cast<unsigned long long>(kMaxKvArrayElements));
       }
       v->arr.resize(count);
       for (uint64_t k = 0; k < count; ++k) {
