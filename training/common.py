@@ -1,0 +1,137 @@
+"""Shared pieces: model config, tokenizer construction, front end, prompt layout."""
+import math
+import os
+import random
+
+import numpy as np
+import torch
+
+import bpe
+import textgen
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORK = os.path.join(HERE, "work")
+SR = 24000
+HOP = 3200
+
+SYSTEM = "You are a helpful assistant that transcribes audio input into text output in JSON format."
+
+CFG = {
+    "chans": [4, 8, 16, 32, 64, 96, 128],   # encoder stage widths (depth 1 each), FFN 4C
+    "d_ac": 32, "d_se": 64,                  # head widths (published: 64 / 128)
+    "hidden": 256, "layers": 2, "heads": 4, "kv_heads": 2, "ffn": 512,
+    "theta": 10000.0, "n_merges": 700,
+}
+
+
+def build_tokenizer():
+    """Deterministic BPE over the training text (+ the prompt strings)."""
+    texts = textgen.generate(20000, seed=1234, want_test=False)
+    fixed = ["system\n" + SYSTEM, "\n", "user\n", "assistant", "assistant\n",
+             "\nThis is a 3.25 seconds audio, please transcribe it."]
+    return bpe.train(texts + fixed * 200, CFG["n_merges"])
+
+
+def frontend(x):
+    """float32 mono 24 kHz -> normalized (RMS to -25 dBFS, eps 1e-6; then / max|x| if > 1)."""
+    x = np.asarray(x, dtype=np.float32)
+    rms = np.float32(math.sqrt(float(np.sum(x.astype(np.float64) ** 2)) / max(1, len(x))))
+    if rms >= 1e-6:
+        x = x * np.float32(10 ** (-25 / 20) / (float(rms) + 1e-6))
+    m = float(np.abs(x).max()) if len(x) else 0.0
+    if m > 1.0:
+        x = x / np.float32(m)
+    return x.astype(np.float32)
+
+
+def duration_str(n):
+    return "%.2f" % float(np.float32(n) / np.float32(SR))
+
+
+def prompt_parts(tok, n):
+    """Token layout of spec 5 for a clip of n samples.
+    Returns (prefix ids, N pads, F frames fed, suffix ids, n_prompt)."""
+    S = tok.special
+    pre = [S("<|im_start|>")] + tok.encode("system\n" + SYSTEM) + [S("<|im_end|>")] + \
+        tok.encode("\n") + [S("<|im_start|>")] + tok.encode("user\n") + [S("<|speech_start|>")]
+    N = max(1, -(-n // HOP))
+    Fr = max(1, n // HOP)
+    suf = [S("<|speech_end|>")] + \
+        tok.encode("\nThis is a " + duration_str(n) + " seconds audio, please transcribe it.") + \
+        [S("<|im_end|>")] + tok.encode("\n")
+    return pre, N, Fr, suf, len(pre) + N + len(suf)
+
+
+def target_ids(tok, text):
+    S = tok.special
+    return [S("<|im_start|>")] + tok.encode("assistant") + tok.encode("\n") + tok.encode(text) + \
+        [S("<|im_end|>")]
+
+
+def read_split(split):
+    import json
+    audio = np.load(os.path.join(WORK, "data", f"{split}.npy"), mmap_mode="r")
+    with open(os.path.join(WORK, "data", f"{split}.json")) as f:
+        meta = json.load(f)
+    return audio, meta
+
+
+def clip(audio, m):
+    return np.asarray(audio[m["start"]:m["start"] + m["length"]], dtype=np.float32) / 32768.0
+
+
+def augment(x, rng):
+    """Level change and additive noise (white or low-passed), seeded."""
+    x = x * np.float32(10 ** (rng.uniform(-12, 6) / 20))
+    if rng.random() < 0.6:
+        rms = float(np.sqrt(np.mean(x ** 2)) + 1e-9)
+        snr = rng.uniform(8, 40)
+        nrng = np.random.default_rng(rng.getrandbits(32))
+        noise = nrng.standard_normal(len(x)).astype(np.float32)
+        if rng.random() < 0.5:
+            noise = np.cumsum(noise) * 0.05
+            noise -= np.convolve(noise, np.ones(64) / 64, mode="same")
+        noise *= np.float32(rms / (float(np.sqrt(np.mean(noise ** 2))) + 1e-9) / 10 ** (snr / 20))
+        x = x + noise
+    return x.astype(np.float32)
+
+
+def make_model(tok):
+    import model
+    cfg = dict(CFG)
+    cfg["vocab"] = tok.n_vocab
+    return model.ASR(cfg)
+
+
+def encode_features(m, audio_batch):
+    """[B, T] float -> [B, F, hidden]."""
+    return m.encoder(audio_batch)
+
+
+def build_batch(m, tok, feats, n, targets, device_f16_kv=False):
+    """Embeddings, positions, mask and labels for a batch that shares clip length n.
+    feats [B, F, H]; targets: list of target id lists. Returns (x, pos, mask, labels)."""
+    pre, N, Fr, suf, n_prompt = prompt_parts(tok, n)
+    B = feats.shape[0]
+    E = m.decoder.embed
+    Lt = max(len(t) for t in targets)
+    S = len(pre) + Fr + len(suf) + Lt - 1
+    ids_pre = torch.tensor(pre)
+    ids_suf = torch.tensor(suf)
+    xs, labels = [], torch.full((B, S), -100, dtype=torch.long)
+    tgt_in = torch.zeros((B, Lt - 1), dtype=torch.long)
+    for b, t in enumerate(targets):
+        tgt_in[b, :len(t) - 1] = torch.tensor(t[:-1])
+        base = len(pre) + Fr + len(suf) - 1
+        labels[b, base:base + len(t)] = torch.tensor(t)
+    x = torch.cat([E(ids_pre)[None].expand(B, -1, -1), feats[:, :Fr],
+                   E(ids_suf)[None].expand(B, -1, -1), E(tgt_in)], dim=1)
+    pos = torch.cat([torch.arange(len(pre) + Fr + len(suf)),
+                     n_prompt + torch.arange(Lt - 1)])[None].expand(B, -1)
+    valid = torch.ones((B, S), dtype=torch.bool)
+    for b, t in enumerate(targets):
+        valid[b, len(pre) + Fr + len(suf) + len(t) - 1:] = False
+    causal = torch.tril(torch.ones((S, S), dtype=torch.bool))
+    mask = causal[None] & valid[:, None, :]
+    mask = mask | torch.eye(S, dtype=torch.bool)[None]
+    return x, pos, mask, labels
