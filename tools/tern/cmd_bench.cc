@@ -1,11 +1,110 @@
-// Placeholder until the bench command lands: says so instead of pretending to work.
-#include <cstdio>
+// tern bench <suite> [--threads N] [--json] [--isa X] [--mode hot|cold|auto] [--filter S]
+// Suites register themselves (bench.h); this file owns the shared flags and the output.
+// Exit codes: 0 ok, 1 a suite or the ISA selection failed, 2 usage.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
+#include <cstdio>
+#include <string>
+
+#include "bench.h"
 #include "commands.h"
 
 namespace tern::cli {
-int CmdBench(int, char**) {
-  std::fprintf(stderr, "tern bench: not available in this build yet\n");
-  return 1;
+namespace bench {
+
+std::vector<Suite>& Registry() {
+  static std::vector<Suite> suites;
+  return suites;
 }
+
+}  // namespace bench
+
+namespace {
+
+void PrintHeader() {
+  std::printf("%-16s %-7s %6s %7s %4s %3s %-4s %5s %12s %9s %9s\n", "kernel", "isa", "K", "N",
+              "n", "thr", "mode", "reps", "median_us", "GOPS", "wGB/s");
+}
+
+void PrintRow(const bench::Record& r) {
+  {
+    std::printf("%-16s %-7s %6lld %7lld %4lld %3d %-4s %5d %12.1f %9.1f %9.2f\n",
+                r.kernel.c_str(), r.isa.c_str(), static_cast<long long>(r.k),
+                static_cast<long long>(r.n_rows), static_cast<long long>(r.n), r.threads,
+                r.mode.c_str(), r.reps, r.median_us, r.gops, r.weight_gbs);
+    std::fflush(stdout);
+  }
+}
+
+void PrintJson(const std::vector<bench::Record>& recs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const bench::Record& r : recs) {
+    out.push_back({{"kernel", r.kernel}, {"isa", r.isa}, {"K", r.k}, {"N", r.n_rows},
+                   {"n", r.n}, {"threads", r.threads}, {"mode", r.mode}, {"reps", r.reps},
+                   {"median_us", r.median_us}, {"gops", r.gops},
+                   {"weight_gbs", r.weight_gbs}});
+  }
+  std::printf("%s\n", out.dump(1).c_str());
+}
+
+}  // namespace
+
+int CmdBench(int argc, char** argv) {
+  std::string help_suites;
+  for (const bench::Suite& s : bench::Registry()) {
+    help_suites += std::string("\n  ") + s.name + ": " + s.help;
+  }
+  CLI::App app("Benchmarks. Suites:" + help_suites, "tern bench");
+  std::string suite_name, isa_name;
+  bool json = false;
+  bench::Options opt;
+  app.add_option("suite", suite_name, "which suite to run")->required();
+  app.add_option("--threads", opt.threads, "worker threads (tern::ThreadPool)")
+      ->check(CLI::Range(1, 256));
+  app.add_flag("--json", json, "print records as a JSON array");
+  app.add_option("--isa", isa_name, "kernel ISA (default: TERN_ISA or the best available)");
+  app.add_option("--mode", opt.mode, "weights hot (reused), cold (streamed from DRAM), auto")
+      ->check(CLI::IsMember({"hot", "cold", "auto"}));
+  app.add_option("--filter", opt.filter, "only cases whose kernel name contains this");
+  app.add_option("--min-seconds", opt.min_seconds, "minimum time per case")
+      ->check(CLI::Range(0.0, 600.0));
+  app.add_option("--min-reps", opt.min_reps, "minimum repetitions per case")
+      ->check(CLI::Range(1, 100000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  // Resolve the ISA up front so a bad TERN_ISA / --isa is reported, not aborted on.
+  Result<kernels::Isa> isa =
+      isa_name.empty() ? kernels::SelectIsa() : kernels::IsaFromName(isa_name);
+  if (!isa.ok()) {
+    std::fprintf(stderr, "tern bench: %s\n", isa.status().ToString().c_str());
+    return 1;
+  }
+  Result<const kernels::KernelTable*> table = kernels::TableFor(*isa);
+  if (!table.ok()) {
+    std::fprintf(stderr, "tern bench: %s\n", table.status().ToString().c_str());
+    return 1;
+  }
+  opt.table = *table;
+
+  for (const bench::Suite& s : bench::Registry()) {
+    if (suite_name != s.name) continue;
+    bench::Sink sink;
+    if (!json) {
+      PrintHeader();
+      sink.on_record = PrintRow;
+    }
+    const int rc = s.run(opt, &sink);
+    if (json) PrintJson(sink.records);
+    return rc;
+  }
+  std::fprintf(stderr, "tern bench: unknown suite '%s' (known:%s)\n", suite_name.c_str(),
+               help_suites.c_str());
+  return 2;
+}
+
 }  // namespace tern::cli

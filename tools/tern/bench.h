@@ -1,0 +1,63 @@
+// `tern bench <suite>`: a registry of benchmark suites. Each suite lives in its own
+// cmd_bench_<name>.cc and registers itself with TERN_REGISTER_BENCH; cmd_bench.cc parses the
+// shared flags, resolves the kernel ISA and prints the records (table or JSON).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.h"
+
+namespace tern::cli::bench {
+
+struct Options {
+  int threads = 1;
+  const kernels::KernelTable* table = nullptr;  // TERN_ISA / --isa, already validated
+  std::string mode = "auto";  // weights: "hot" (reused), "cold" (> L3 of copies), "auto"
+  std::string filter;         // only cases whose kernel name contains this
+  double min_seconds = 0.3;   // per case: at least this long and at least `min_reps` reps
+  int min_reps = 5;
+};
+
+// One measured case. gops = 2*K*N*n / time; weight_gbs = weight bytes read / time.
+struct Record {
+  std::string kernel;
+  std::string isa;
+  int64_t k = 0, n_rows = 0, n = 0;
+  int threads = 1;
+  std::string mode;
+  int reps = 0;
+  double median_us = 0, gops = 0, weight_gbs = 0;
+};
+
+// Suites call Emit() for each finished case (the table prints as it goes).
+struct Sink {
+  std::vector<Record> records;
+  std::function<void(const Record&)> on_record;
+  void Emit(const Record& r) {
+    records.push_back(r);
+    if (on_record) on_record(r);
+  }
+};
+
+// Runs the suite, emitting records; returns 0 or an exit code after printing an error.
+using SuiteFn = int (*)(const Options&, Sink*);
+
+struct Suite {
+  const char* name;
+  const char* help;
+  SuiteFn run;
+};
+
+std::vector<Suite>& Registry();
+
+struct Registrar {
+  explicit Registrar(const Suite& s) { Registry().push_back(s); }
+};
+
+#define TERN_REGISTER_BENCH(var, name, help, fn) \
+  static ::tern::cli::bench::Registrar var({name, help, fn})
+
+}  // namespace tern::cli::bench
