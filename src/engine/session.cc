@@ -1,0 +1,266 @@
+// Session::Transcribe: encoder, prompt, prefill with the speech frames injected, decoding
+// (greedy, sampling or beam search), then text and segments.
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "base/timer.h"
+#include "engine/model_impl.h"
+#include "engine/prompt.h"
+#include "engine/repetition.h"
+#include "engine/sampler.h"
+#include "engine/segments.h"
+#include "runtime/thread_pool.h"
+
+namespace tern {
+
+struct Session::Impl {
+  std::shared_ptr<const Model> model;
+  ThreadPool pool;
+  std::unique_ptr<vibeasr::DecoderState> state;
+
+  Impl(std::shared_ptr<const Model> m, int threads) : model(std::move(m)), pool(threads) {}
+
+  const Model::Impl& m() const { return model->impl(); }
+
+  // A state with room for `rows` cache rows, reused across calls when it is big enough.
+  vibeasr::DecoderState& StateFor(int64_t rows) {
+    if (!state || state->max_tokens() < rows) {
+      state = std::make_unique<vibeasr::DecoderState>(*m().decoder, rows);
+    }
+    state->Reset();
+    return *state;
+  }
+};
+
+namespace {
+
+int DefaultThreads(int threads) {
+  if (threads > 0) return threads;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+bool Cancelled(const TranscribeOptions& o) {
+  return o.cancel != nullptr && o.cancel->load(std::memory_order_relaxed);
+}
+
+// Prefill inputs following upstream (spec 4.6): text before the pads at 0..P-1, the fed
+// frames at P..P+F'-1, then the text after ALL N pad slots (unfed pads are skipped) at
+// P+F'... Decoding later continues at position = the full prompt length.
+std::vector<vibeasr::DecoderInput> PrefillInputs(const engine::Prompt& p, int64_t frames,
+                                                 int64_t hidden, const float* features) {
+  std::vector<vibeasr::DecoderInput> in;
+  const int64_t fed = std::min<int64_t>(p.pad_count, frames);
+  int32_t pos = 0;
+  for (int i = 0; i < p.pad_start; ++i) in.push_back({p.tokens[static_cast<size_t>(i)], nullptr, pos++});
+  for (int64_t f = 0; f < fed; ++f) in.push_back({-1, features + f * hidden, pos++});
+  for (size_t i = static_cast<size_t>(p.pad_start + p.pad_count); i < p.tokens.size(); ++i) {
+    in.push_back({p.tokens[i], nullptr, pos++});
+  }
+  return in;
+}
+
+struct Decoded {
+  std::vector<int32_t> tokens;
+  std::string stop_reason;
+  std::vector<std::string> warnings;
+};
+
+// Greedy or sampled decoding, one token at a time.
+Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
+                              std::vector<float> logits, int32_t pos,
+                              const text::SpecialTokens& special, const TranscribeOptions& o) {
+  const DecodingOptions& d = o.decoding;
+  engine::Sampler sampler(d);
+  Decoded out;
+  out.stop_reason = "max_tokens";
+  const int64_t vocab = static_cast<int64_t>(logits.size());
+  for (int i = 0; i < d.max_tokens; ++i) {
+    if (Cancelled(o)) return CancelledError("transcription cancelled");
+    const int32_t tok = sampler.Sample(logits.data(), vocab);
+    out.tokens.push_back(tok);
+    if (special.IsStop(tok) && !d.ignore_eos) {
+      out.stop_reason = "eos";
+      break;
+    }
+    if (d.repetition_guard && engine::HasRepeatingTail(out.tokens, d.repetition_max_repeats)) {
+      out.stop_reason = "repetition";
+      out.warnings.push_back("the output started repeating itself; decoding stopped after " +
+                             std::to_string(out.tokens.size()) + " tokens");
+      break;
+    }
+    if (i + 1 == d.max_tokens) break;
+    if (o.on_progress && !o.on_progress(0.5 + 0.5 * (i + 1) / static_cast<double>(d.max_tokens)))
+      return CancelledError("transcription cancelled by the progress callback");
+    TERN_RETURN_IF_ERROR(state.Step(tok, pos++, pool, &logits));
+  }
+  return out;
+}
+
+// Beam search: keeps the `beam` best partial hypotheses by total log-probability; finished
+// ones are ranked by log-probability per token. Deterministic (ties to lower token ids).
+Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& pool,
+                           const std::vector<float>& first_logits, int32_t pos,
+                           const text::SpecialTokens& special, const TranscribeOptions& o) {
+  const DecodingOptions& d = o.decoding;
+  struct Hyp {
+    std::unique_ptr<vibeasr::DecoderState> state;
+    std::vector<float> logits;
+    std::vector<int32_t> tokens;
+    double logprob = 0;
+  };
+  struct Cand {
+    double logprob;
+    size_t hyp;
+    int32_t token;
+  };
+  std::vector<Hyp> alive;
+  alive.push_back({std::make_unique<vibeasr::DecoderState>(prefilled), first_logits, {}, 0.0});
+  std::vector<Hyp> finished;
+  std::vector<double> lp;
+  Decoded out;
+  out.stop_reason = "max_tokens";
+  for (int step = 0; step < d.max_tokens && !alive.empty(); ++step) {
+    if (Cancelled(o)) return CancelledError("transcription cancelled");
+    std::vector<Cand> cands;
+    for (size_t h = 0; h < alive.size(); ++h) {
+      engine::LogSoftmax(alive[h].logits.data(), static_cast<int64_t>(alive[h].logits.size()), &lp);
+      std::vector<int32_t> idx(lp.size());
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int32_t>(i);
+      const size_t k = std::min<size_t>(static_cast<size_t>(d.beam), idx.size());
+      std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(),
+                        [&lp](int32_t a, int32_t b) { return lp[a] > lp[b] || (lp[a] == lp[b] && a < b); });
+      for (size_t i = 0; i < k; ++i) cands.push_back({alive[h].logprob + lp[idx[i]], h, idx[i]});
+    }
+    std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
+      return a.logprob > b.logprob || (a.logprob == b.logprob && (a.hyp < b.hyp || (a.hyp == b.hyp && a.token < b.token)));
+    });
+    std::vector<Hyp> next;
+    for (const Cand& c : cands) {
+      if (static_cast<int>(next.size()) + static_cast<int>(finished.size()) >= d.beam) break;
+      Hyp h;
+      h.tokens = alive[c.hyp].tokens;
+      h.tokens.push_back(c.token);
+      h.logprob = c.logprob;
+      if (special.IsStop(c.token) && !d.ignore_eos) {
+        finished.push_back(std::move(h));
+        continue;
+      }
+      h.state = std::make_unique<vibeasr::DecoderState>(*alive[c.hyp].state);
+      next.push_back(std::move(h));
+    }
+    if (step + 1 < d.max_tokens) {
+      for (Hyp& h : next) TERN_RETURN_IF_ERROR(h.state->Step(h.tokens.back(), pos, pool, &h.logits));
+    }
+    ++pos;
+    alive = std::move(next);
+    if (static_cast<int>(finished.size()) >= d.beam) break;
+  }
+  const bool any_finished = !finished.empty();
+  std::vector<Hyp>& pool_of = any_finished ? finished : alive;
+  size_t best = 0;
+  for (size_t i = 1; i < pool_of.size(); ++i) {
+    const double a = pool_of[i].logprob / static_cast<double>(pool_of[i].tokens.size());
+    const double b = pool_of[best].logprob / static_cast<double>(pool_of[best].tokens.size());
+    if (a > b) best = i;
+  }
+  out.tokens = pool_of[best].tokens;
+  if (any_finished) out.stop_reason = "eos";
+  return out;
+}
+
+}  // namespace
+
+Session::Session(std::shared_ptr<const Model> model, int threads)
+    : impl_(std::make_unique<Impl>(std::move(model), DefaultThreads(threads))) {}
+Session::~Session() = default;
+int Session::threads() const { return impl_->pool.size(); }
+
+Result<Features> Session::Encode(const Audio& audio) {
+  if (audio.samples.empty()) return InvalidArgumentError("%s: no audio samples", audio.name.c_str());
+  TERN_ASSIGN_OR_RETURN(vibeasr::Features f,
+                        impl_->m().encoder->Run(audio.samples.data(), audio.samples.size(), impl_->pool));
+  Features out;
+  out.frames = f.frames;
+  out.hidden = f.hidden;
+  out.data = std::move(f.data);
+  return out;
+}
+
+Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptions& options) {
+  TERN_RETURN_IF_ERROR(options.Validate());
+  if (audio.samples.empty()) return InvalidArgumentError("%s: no audio samples", audio.name.c_str());
+  const Model::Impl& m = impl_->m();
+  ThreadPool& pool = impl_->pool;
+  Timer wall;
+  Transcript t;
+  t.duration_s = audio.duration_s();
+  t.model = m.info.name;
+  t.head = m.info.head;
+  t.isa = m.info.isa;
+  t.threads = pool.size();
+
+  // 1. Encoder: frames x hidden speech features.
+  vibeasr::EncoderTimings et;
+  Timer timer;
+  TERN_ASSIGN_OR_RETURN(vibeasr::Features feats,
+                        m.encoder->Run(audio.samples.data(), audio.samples.size(), pool, &et));
+  t.metrics.encoder_ms = timer.ElapsedMs();
+  t.metrics.stages = et.stages;
+  if (Cancelled(options)) return CancelledError("transcription cancelled");
+  if (options.on_progress && !options.on_progress(0.5))
+    return CancelledError("transcription cancelled by the progress callback");
+
+  // 2. Prompt, with N pad slots of which the first F carry the frames.
+  TERN_ASSIGN_OR_RETURN(engine::Prompt prompt,
+                        engine::BuildPrompt(*m.tokenizer, m.special,
+                                            static_cast<int64_t>(audio.samples.size()),
+                                            options.format, options.context));
+  t.prompt_token_ids = prompt.tokens;
+  t.frames = std::min<int64_t>(prompt.pad_count, feats.frames);
+  std::vector<vibeasr::DecoderInput> inputs =
+      PrefillInputs(prompt, feats.frames, feats.hidden, feats.data.data());
+
+  // 3. Prefill, then decode from position = the full prompt length (spec 4.6).
+  const vibeasr::DecoderConfig& c = m.decoder->config();
+  const int64_t rows = static_cast<int64_t>(inputs.size()) + options.decoding.max_tokens;
+  if (c.context > 0 && rows > c.context) {
+    return ResourceExhaustedError(
+        "%s: the prompt (%zu tokens for %.1f s of audio) plus --max-tokens %d exceeds the "
+        "model's context of %lld tokens; use shorter audio or fewer tokens",
+        audio.name.c_str(), inputs.size(), t.duration_s, options.decoding.max_tokens,
+        static_cast<long long>(c.context));
+  }
+  vibeasr::DecoderState& state = impl_->StateFor(rows);
+  std::vector<float> logits;
+  TERN_RETURN_IF_ERROR(state.Prefill(inputs, pool, &logits));
+  t.metrics.prefill_ms = state.timings().prefill_ms;
+  t.metrics.prompt_tokens = static_cast<int64_t>(inputs.size());
+  const int32_t pos = static_cast<int32_t>(prompt.tokens.size());
+
+  timer.Reset();
+  Result<Decoded> dec = options.decoding.beam > 1
+      ? DecodeBeam(state, pool, logits, pos, m.special, options)
+      : DecodeSampled(state, pool, std::move(logits), pos, m.special, options);
+  if (!dec.ok()) return dec.status();
+  t.metrics.decode_ms = timer.ElapsedMs();
+  t.metrics.decode_tokens = static_cast<int64_t>(dec->tokens.size());
+  t.token_ids = dec->tokens;
+  t.stop_reason = dec->stop_reason;
+  t.warnings = dec->warnings;
+
+  // 4. Text: drop the model's own "<|im_start|>assistant\n" and the stop token.
+  const engine::ContentRange r = engine::StripAssistantHeader(*m.tokenizer, m.special, t.token_ids);
+  t.text = m.tokenizer->Decode(std::span<const int32_t>(t.token_ids).subspan(r.begin, r.end - r.begin));
+  t.structured = engine::ParseJsonSegments(t.text, &t.segments);
+  if (!t.structured) t.segments = {Segment{0.0, t.duration_s, -1, t.text}};
+  if (options.on_progress) options.on_progress(1.0);
+
+  t.metrics.wall_ms = wall.ElapsedMs();
+  t.metrics.rtf = t.duration_s > 0 ? t.metrics.wall_ms / 1000.0 / t.duration_s : 0.0;
+  t.metrics.peak_rss_bytes = PeakRssBytes();
+  return t;
+}
+
+}  // namespace tern

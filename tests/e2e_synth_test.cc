@@ -1,0 +1,246 @@
+// End to end on the tiny synthetic checkpoint (random weights in the published format):
+// the whole pipeline runs, and its token ids are deterministic across thread counts, kernel
+// ISAs, the ways of naming the model, and the two type-id numberings.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/mapped_file.h"
+#include "gguf/gguf.h"
+#include "kernels/kernels.h"
+#include "models/vibeasr/synth.h"  // file names
+#include "tern/tern.h"
+
+namespace tern {
+namespace {
+
+namespace fs = std::filesystem;
+
+class E2E : public ::testing::Test {
+ protected:
+  // The packages are written once per ctest run by the synth_tiny fixture (tests/
+  // CMakeLists.txt): TERN_SYNTH_DIR holds published/ (ids 36/37) and remapped/ (43/42).
+  static void SetUpTestSuite() {
+    dir_ = new std::string(TERN_SYNTH_DIR);
+    scratch_ = new std::string(fs::temp_directory_path() / ("tern_e2e_" + std::to_string(::getpid())));
+    fs::create_directories(*scratch_);
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*scratch_);
+    delete dir_;
+    delete scratch_;
+  }
+
+  static std::shared_ptr<const Model> Load(const std::string& sub) {
+    ModelOptions mo;
+    mo.model_dir = *dir_ + "/" + sub;
+    Result<std::shared_ptr<const Model>> m = Model::Load(mo);
+    EXPECT_TRUE(m.ok()) << m.status().ToString();
+    return m.ok() ? *m : nullptr;
+  }
+
+  // 1.7 s of a deterministic speech-like signal at 24 kHz (not a multiple of 3200 samples,
+  // so the prompt has one more pad slot than frames: the position gap of spec 4.6 is live).
+  static Audio Clip() {
+    Audio a;
+    a.name = "synthetic";
+    a.source_rate = 24000;
+    a.source_channels = 1;
+    std::mt19937 rng(5);
+    std::normal_distribution<float> noise(0.0f, 0.05f);
+    for (int i = 0; i < 40900; ++i) {
+      const double t = i / 24000.0;
+      a.samples.push_back(static_cast<float>(0.3 * std::sin(2 * M_PI * (200 + 80 * t) * t)) + noise(rng));
+    }
+    return a;
+  }
+
+  static TranscribeOptions Forced(int tokens) {
+    TranscribeOptions o;
+    o.decoding.max_tokens = tokens;
+    o.decoding.ignore_eos = true;  // random weights stop anywhere: force real decode work
+    o.decoding.repetition_guard = false;
+    return o;
+  }
+
+  static std::string* dir_;
+  static std::string* scratch_;
+};
+std::string* E2E::dir_ = nullptr;
+std::string* E2E::scratch_ = nullptr;
+
+TEST_F(E2E, TokenIdsIndependentOfThreadCount) {
+  auto model = Load("published");
+  ASSERT_TRUE(model);
+  const Audio clip = Clip();
+  std::vector<int32_t> ref_ids, ref_prompt;
+  for (int threads : {1, 2, 4}) {
+    Session s(model, threads);
+    Result<Transcript> t = s.Transcribe(clip, Forced(12));
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    EXPECT_EQ(t->token_ids.size(), 12u);
+    EXPECT_EQ(t->frames, 12);  // floor(40900 / 3200)
+    if (threads == 1) {
+      ref_ids = t->token_ids;
+      ref_prompt = t->prompt_token_ids;
+      // 45 + N + digits of "1.70" (spec 5.3): N = ceil(40900/3200) = 13 pads.
+      EXPECT_EQ(t->prompt_token_ids.size(), 45u + 13u + 1u);
+    } else {
+      EXPECT_EQ(t->token_ids, ref_ids) << "threads=" << threads;
+      EXPECT_EQ(t->prompt_token_ids, ref_prompt);
+    }
+  }
+}
+
+TEST_F(E2E, FeaturesIndependentOfThreadCount) {
+  auto model = Load("published");
+  ASSERT_TRUE(model);
+  Session s1(model, 1), s4(model, 4);
+  Result<Features> a = s1.Encode(Clip());
+  Result<Features> b = s4.Encode(Clip());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->frames, 12);
+  EXPECT_EQ(a->hidden, 256);
+  ASSERT_EQ(a->data.size(), b->data.size());
+  EXPECT_EQ(std::memcmp(a->data.data(), b->data.data(), a->data.size() * sizeof(float)), 0);
+}
+
+TEST_F(E2E, SameIdsFromModelDirExplicitFilesAndRemappedIds) {
+  const Audio clip = Clip();
+  auto run = [&](const ModelOptions& mo) {
+    Result<std::shared_ptr<const Model>> m = Model::Load(mo);
+    EXPECT_TRUE(m.ok()) << m.status().ToString();
+    Session s(*m, 2);
+    Result<Transcript> t = s.Transcribe(clip, Forced(8));
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return t.ok() ? t->token_ids : std::vector<int32_t>{};
+  };
+  ModelOptions by_dir;
+  by_dir.model_dir = *dir_ + "/published";
+  ModelOptions by_files;
+  by_files.vae_path = *dir_ + "/published/" + vibeasr::kSynthVaeFileName;
+  by_files.lm_path = *dir_ + "/published/" + vibeasr::kSynthLmFileName;
+  ModelOptions remapped;
+  remapped.model_dir = *dir_ + "/remapped";
+  const std::vector<int32_t> ref = run(by_dir);
+  ASSERT_EQ(ref.size(), 8u);
+  EXPECT_EQ(run(by_files), ref);
+  EXPECT_EQ(run(remapped), ref);
+}
+
+TEST_F(E2E, NaturalStopAndHeaderStripping) {
+  auto model = Load("published");
+  ASSERT_TRUE(model);
+  Session s(model, 2);
+  TranscribeOptions o;
+  o.decoding.max_tokens = 40;
+  Result<Transcript> t = s.Transcribe(Clip(), o);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_FALSE(t->token_ids.empty());
+  EXPECT_LE(t->token_ids.size(), 40u);
+  EXPECT_TRUE(t->stop_reason == "eos" || t->stop_reason == "max_tokens" ||
+              t->stop_reason == "repetition");
+  ASSERT_EQ(t->segments.size(), 1u);
+  EXPECT_EQ(t->segments[0].text, t->text);
+}
+
+TEST_F(E2E, SamplingIsSeededAndBeamIsDeterministic) {
+  auto model = Load("published");
+  ASSERT_TRUE(model);
+  Session s(model, 2);
+  TranscribeOptions o = Forced(10);
+  o.decoding.temperature = 1.0f;
+  o.decoding.top_k = 50;
+  o.decoding.seed = 3;
+  Result<Transcript> a = s.Transcribe(Clip(), o);
+  Result<Transcript> b = s.Transcribe(Clip(), o);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->token_ids, b->token_ids);
+
+  TranscribeOptions beam = Forced(6);
+  beam.decoding.beam = 3;
+  Result<Transcript> c = s.Transcribe(Clip(), beam);
+  Result<Transcript> d = Session(model, 1).Transcribe(Clip(), beam);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(c->token_ids.size(), 6u);
+  EXPECT_EQ(c->token_ids, d->token_ids);
+}
+
+TEST_F(E2E, ClearErrors) {
+  ModelOptions none;
+  EXPECT_EQ(Model::Load(none).status().code(), ErrorCode::kInvalidArgument);
+  ModelOptions missing;
+  missing.model_dir = *dir_ + "/nope";
+  Result<std::shared_ptr<const Model>> m = Model::Load(missing);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("nope"), std::string::npos);
+
+  auto model = Load("published");
+  ASSERT_TRUE(model);
+  Session s(model, 1);
+  Audio empty;
+  empty.name = "empty.wav";
+  Result<Transcript> t = s.Transcribe(empty, {});
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("empty.wav"), std::string::npos);
+  TranscribeOptions bad;
+  bad.decoding.top_p = 0.0f;
+  EXPECT_EQ(s.Transcribe(Clip(), bad).status().code(), ErrorCode::kInvalidArgument);
+  TranscribeOptions huge = Forced(1 << 20);
+  EXPECT_EQ(s.Transcribe(Clip(), huge).status().code(), ErrorCode::kResourceExhausted);
+}
+
+// The CLI, once per kernel ISA this machine runs (TERN_ISA), gives the same token ids.
+TEST_F(E2E, CliTokenIdsIdenticalOnEveryIsa) {
+  const std::string wav = *scratch_ + "/clip.wav";
+  {
+    // A 16-bit PCM WAV of the clip, written by hand (the audio layer is tested elsewhere).
+    const Audio a = Clip();
+    std::string bytes;
+    auto put32 = [&bytes](uint32_t v) { bytes.append(reinterpret_cast<const char*>(&v), 4); };
+    auto put16 = [&bytes](uint16_t v) { bytes.append(reinterpret_cast<const char*>(&v), 2); };
+    const uint32_t data_bytes = static_cast<uint32_t>(a.samples.size() * 2);
+    bytes += "RIFF";
+    put32(36 + data_bytes);
+    bytes += "WAVEfmt ";
+    put32(16); put16(1); put16(1); put32(24000); put32(48000); put16(2); put16(16);
+    bytes += "data";
+    put32(data_bytes);
+    for (float v : a.samples) put16(static_cast<uint16_t>(static_cast<int16_t>(std::lrint(std::clamp(v, -1.0f, 1.0f) * 32767.0f))));
+    ASSERT_TRUE(WriteStringToFile(wav, bytes).ok());
+  }
+  size_t n = 0;
+  const kernels::Isa* isas = kernels::AvailableIsas(&n);
+  ASSERT_GE(n, 1u);
+  std::vector<int32_t> ref;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string out = *scratch_ + "/out_" + kernels::IsaName(isas[i]) + ".json";
+    const std::string cmd = std::string("TERN_ISA=") + kernels::IsaName(isas[i]) + " " +
+        TERN_BINARY + " transcribe -q -t 2 --model " + *dir_ + "/published --max-tokens 10 " +
+        "--output-format verbose_json -o " + out + " " + wav;
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    Result<std::string> text = ReadFileToString(out);
+    ASSERT_TRUE(text.ok());
+    const nlohmann::json j = nlohmann::json::parse(*text);
+    EXPECT_EQ(j["isa"], kernels::IsaName(isas[i]));
+    const std::vector<int32_t> ids = j["token_ids"].get<std::vector<int32_t>>();
+    ASSERT_FALSE(ids.empty());
+    if (i == 0) ref = ids;
+    else EXPECT_EQ(ids, ref) << kernels::IsaName(isas[i]);
+  }
+}
+
+}  // namespace
+}  // namespace tern
