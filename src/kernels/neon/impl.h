@@ -16,7 +16,7 @@ void QuantizeRowsI8(const float* x, int64_t rows, int64_t k, int64_t ldx, int8_t
 float AbsmaxF32(const float* x, int64_t n);
 void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q);
 
-// gemm_i2s.cc (vmull_s8 + vpadalq_s16). Packed layout = canonical with the unused code 3
+// gemm_i2s.cc (vmlal_s8 + vpadalq_s16). Packed layout = canonical with the unused code 3
 // rewritten to 1 (weight 0, as scalar reads it), so the kernels never see a 3.
 void GemmI2sI8(const uint8_t* w, int64_t k, int64_t n_rows, int64_t r0, int64_t r1,
                float w_scale, const int8_t* q, int64_t ldq, const float* scale,
