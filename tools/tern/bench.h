@@ -45,10 +45,15 @@ struct Sink {
 // Runs the suite, emitting records; returns 0 or an exit code after printing an error.
 using SuiteFn = int (*)(const Options&, Sink*);
 
+// A suite with flags of its own (models, audio) takes the command line after its name
+// instead: `tern bench e2e --model DIR ...`.
+using MainFn = int (*)(int argc, char** argv);
+
 struct Suite {
   const char* name;
   const char* help;
   SuiteFn run;
+  MainFn main = nullptr;
 };
 
 std::vector<Suite>& Registry();
@@ -59,5 +64,7 @@ struct Registrar {
 
 #define TERN_REGISTER_BENCH(var, name, help, fn) \
   static ::tern::cli::bench::Registrar var({name, help, fn})
+#define TERN_REGISTER_BENCH_MAIN(var, name, help, main_fn) \
+  static ::tern::cli::bench::Registrar var({name, help, nullptr, main_fn})
 
 }  // namespace tern::cli::bench

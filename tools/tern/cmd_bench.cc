@@ -55,6 +55,11 @@ int CmdBench(int argc, char** argv) {
   for (const bench::Suite& s : bench::Registry()) {
     help_suites += std::string("\n  ") + s.name + ": " + s.help;
   }
+  if (argc >= 2) {
+    for (const bench::Suite& s : bench::Registry()) {
+      if (s.main != nullptr && std::string(argv[1]) == s.name) return s.main(argc - 1, argv + 1);
+    }
+  }
   CLI::App app("Benchmarks. Suites:" + help_suites, "tern bench");
   std::string suite_name, isa_name;
   bool json = false;
@@ -92,7 +97,7 @@ int CmdBench(int argc, char** argv) {
   opt.table = *table;
 
   for (const bench::Suite& s : bench::Registry()) {
-    if (suite_name != s.name) continue;
+    if (suite_name != s.name || s.run == nullptr) continue;
     bench::Sink sink;
     if (!json) {
       PrintHeader();
