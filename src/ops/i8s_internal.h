@@ -1,5 +1,5 @@
-// Helpers shared by the I8_S ops (internal to src/ops): requantization rounding and an
-// order-independent absmax reduction.
+// Helpers shared by the I8_S ops (internal to src/ops): tiling for the kernel table's
+// absmax/requant entries and an order-independent absmax reduction across threads.
 #pragma once
 
 #include <atomic>
@@ -8,29 +8,27 @@
 
 namespace tern::ops::i8s_detail {
 
-// Clamps v = y * inv to [-127, 127] and rounds half away from zero (roundf). Exact: the
-// fraction v - trunc(v) of a float is representable, so the tie test is exact (the
-// "add 0.5 and truncate" shortcut is wrong for 0.49999997).
-inline int8_t RequantHalfAway(float y, float inv) {
-  float v = y * inv;
-  v = v < -127.0f ? -127.0f : (v > 127.0f ? 127.0f : v);
-  int i = static_cast<int>(v);
-  const float f = v - static_cast<float>(i);
-  i += (f >= 0.5f) - (f <= -0.5f);
-  return static_cast<int8_t>(i);
-}
-
-// Clamps to [-127, 127] and rounds half to even. Adding and subtracting 1.5 * 2^23 rounds
-// to an integer in the default rounding mode for |v| < 2^22 (shared code is built with
-// -ffp-contract=off and without -ffast-math, so the two operations stay separate).
-inline int8_t RequantHalfEven(float y, float inv) {
-  float v = y * inv;
-  v = v < -127.0f ? -127.0f : (v > 127.0f ? 127.0f : v);
-  const float r = (v + 12582912.0f) - 12582912.0f;
-  return static_cast<int8_t>(static_cast<int>(r));
-}
-
 inline float AbsF(float x) { return x < 0 ? -x : x; }
+
+// Floats per thread-local tile (16 KB, stays in L1). Ops that recompute their outputs write
+// them into a tile with plain loops the compiler vectorizes, and leave the absmax and the
+// requantization of the tile to the kernel table (one indirect call per tile).
+inline constexpr int64_t kTileFloats = 4096;
+
+// Splits rows x len values into tiles of at most kTileFloats: several whole rows when a row
+// fits, else one row in column chunks. fn(row_begin, row_end, col_begin, col_end).
+template <typename Fn>
+void ForEachTile(int64_t row_begin, int64_t row_end, int64_t len, Fn&& fn) {
+  if (len <= kTileFloats) {
+    const int64_t per = kTileFloats / (len > 0 ? len : 1);
+    for (int64_t r = row_begin; r < row_end; r += per)
+      fn(r, r + per < row_end ? r + per : row_end, int64_t{0}, len);
+  } else {
+    for (int64_t r = row_begin; r < row_end; ++r)
+      for (int64_t c = 0; c < len; c += kTileFloats)
+        fn(r, r + 1, c, c + kTileFloats < len ? c + kTileFloats : len);
+  }
+}
 
 // The requantization multiplier 127/G and the stored multiplier G/127 (0 when G == 0).
 inline float InvScale(float g) { return g != 0.0f ? 127.0f / g : 0.0f; }

@@ -9,11 +9,9 @@
 
 namespace tern::ops {
 
-using i8s_detail::AbsF;
 using i8s_detail::AtomicAbsMax;
 using i8s_detail::InvScale;
 using i8s_detail::OutScale;
-using i8s_detail::RequantHalfAway;
 
 namespace {
 
@@ -67,20 +65,31 @@ void GemmTile(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& co
 }
 
 // In place: the int32 at each y[t*ld + r] becomes (float)acc * c + bias[r]. Returns the
-// absmax. The buffer is raw scratch reused for both types; memcpy keeps that well-defined.
-float ConvertTile(float* y, int64_t ld, int64_t n_cols, int64_t r0, int64_t r1, float c,
-                  const float* bias) {
-  float m = 0;
+// absmax. The buffer is raw scratch reused for both types; memcpy keeps that well-defined
+// and compiles to plain vector loads and stores.
+float ConvertTile(const kernels::KernelTable& kt, float* y, int64_t ld, int64_t n_cols,
+                  int64_t r0, int64_t r1, float c, const float* bias) {
   for (int64_t t = 0; t < n_cols; ++t) {
     float* row = y + t * ld;
-    for (int64_t r = r0; r < r1; ++r) {
-      int32_t a;
-      std::memcpy(&a, row + r, sizeof a);
-      const float v = static_cast<float>(a) * c + (bias ? bias[r] : 0.0f);
-      std::memcpy(row + r, &v, sizeof v);
-      m = std::max(m, AbsF(v));
+    if (bias) {
+      for (int64_t r = r0; r < r1; ++r) {
+        int32_t a;
+        std::memcpy(&a, row + r, sizeof a);
+        const float v = static_cast<float>(a) * c + bias[r];
+        std::memcpy(row + r, &v, sizeof v);
+      }
+    } else {
+      for (int64_t r = r0; r < r1; ++r) {
+        int32_t a;
+        std::memcpy(&a, row + r, sizeof a);
+        const float v = static_cast<float>(a) * c;
+        std::memcpy(row + r, &v, sizeof v);
+      }
     }
   }
+  if (r0 == 0 && r1 == ld) return kt.absmax_f32(y, n_cols * ld);  // one contiguous block
+  float m = 0;
+  for (int64_t t = 0; t < n_cols; ++t) m = std::max(m, kt.absmax_f32(y + t * ld + r0, r1 - r0));
   return m;
 }
 
@@ -105,7 +114,7 @@ float GemmBias(ThreadPool& pool, const I8sMatrix& w, const Cols& cols, float c,
       const int64_t t1 = std::min(t_e, t0 + kTokenBlock);
       float* tile = y + t0 * N;
       GemmTile(kt, w, cols, t0, t1, r_b, r_e, reinterpret_cast<int32_t*>(tile), N);
-      m = std::max(m, ConvertTile(tile, N, t1 - t0, r_b, r_e, c, bias));
+      m = std::max(m, ConvertTile(kt, tile, N, t1 - t0, r_b, r_e, c, bias));
     }
     gmax.Update(m);
   });
@@ -274,7 +283,7 @@ void MlpReluI8s(ThreadPool& pool, const I8sMatrix& w1, const float* b1, const I8
     for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock) {
       const int64_t t1 = std::min(t_e, t0 + kTokenBlock);
       GemmTile(kt, w1, xcols, t0, t1, 0, H, reinterpret_cast<int32_t*>(tile), H);
-      m = std::max(m, ConvertTile(tile, H, t1 - t0, 0, H, c1, b1));
+      m = std::max(m, ConvertTile(kt, tile, H, t1 - t0, 0, H, c1, b1));
     }
     g1max.Update(m);
   });
@@ -293,14 +302,12 @@ void MlpReluI8s(ThreadPool& pool, const I8sMatrix& w1, const float* b1, const I8
     for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock) {
       const int64_t t1 = std::min(t_e, t0 + kTokenBlock), nt = t1 - t0;
       GemmTile(kt, w1, xcols, t0, t1, 0, H, reinterpret_cast<int32_t*>(tile), H);
-      ConvertTile(tile, H, nt, 0, H, c1, b1);
-      for (int64_t i = 0; i < nt * H; ++i) {
-        const int8_t q = RequantHalfAway(tile[i], inv1);
-        q1[i] = q < 0 ? 0 : q;
-      }
+      ConvertTile(kt, tile, H, nt, 0, H, c1, b1);
+      kt.requant_f32_i8(tile, nt * H, inv1, kernels::Round::kHalfAway, q1);
+      for (int64_t i = 0; i < nt * H; ++i) q1[i] = q1[i] < 0 ? 0 : q1[i];
       GemmTile(kt, w2, DenseCols(q1, nt, H), 0, nt, 0, C,
                reinterpret_cast<int32_t*>(y2 + t0 * C), C);
-      m = std::max(m, ConvertTile(y2 + t0 * C, C, nt, 0, C, c2, b2));
+      m = std::max(m, ConvertTile(kt, y2 + t0 * C, C, nt, 0, C, c2, b2));
     }
     g2max.Update(m);
   });

@@ -166,7 +166,9 @@ Result<VaeBranchTensors> BindVaeBranch(const gguf::File& f, const VaeGeometry& g
         return;
       }
       const int8_t* q = I8sWeightData(*info);
-      for (int64_t i = 0; i < info->n_elements; ++i)
+      int64_t bad = 0;  // counted without an early exit so the scan vectorizes
+      for (int64_t i = 0; i < info->n_elements; ++i) bad += q[i] == -128;
+      for (int64_t i = 0; bad != 0 && i < info->n_elements; ++i)
         if (q[i] == -128) {
           status = FormatError("%s: tensor '%s': element %lld is -128 (I8_S weights are "
                                "in [-127, 127])", path, name.c_str(), static_cast<long long>(i));
