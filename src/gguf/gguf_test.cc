@@ -306,6 +306,16 @@ TEST(GgufRetype, FileInPlaceAndCopy) {
   n = RewriteTypeIds(in, in, TypeIds::kPublished);  // already published: nothing to do
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 0u);
+  // In place through a symlink: the target file changes, the link stays a link.
+  const std::string link = in + ".link";
+  ASSERT_EQ(symlink(in.c_str(), link.c_str()), 0);
+  n = RewriteTypeIds(link, link, TypeIds::kRemapped);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, 1u);
+  EXPECT_EQ((*File::Open(in))->tensors()[0].type_id, 43u);
+  char buf[4096];
+  EXPECT_GT(readlink(link.c_str(), buf, sizeof(buf)), 0);
+  unlink(link.c_str());
   EXPECT_FALSE(RewriteTypeIds(in + ".missing", copy, TypeIds::kPublished).ok());
   EXPECT_FALSE(RewriteTypeIds(in, dir + "/no/such/dir/x.gguf", TypeIds::kPublished).ok());
   unlink(in.c_str());

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "gguf/writer.h"
@@ -114,8 +115,14 @@ Result<size_t> RewriteTypeIds(const std::string& input, const std::string& outpu
     return IoError("%s: cannot stat: %s", input.c_str(), std::strerror(errno));
   }
   const std::vector<TypeIdPatch> patches = PlanTypeIdRewrite(*f, target);
+  // Replace what a symlink points to, not the link itself.
+  std::string dest = output;
+  if (char* real = ::realpath(output.c_str(), nullptr)) {
+    dest = real;
+    std::free(real);
+  }
   TERN_RETURN_IF_ERROR(
-      WriteAtomically(*f, map->data(), map->size(), patches, st.st_mode, output));
+      WriteAtomically(*f, map->data(), map->size(), patches, st.st_mode, dest));
   return patches.size();
 }
 
