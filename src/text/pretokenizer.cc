@@ -136,7 +136,7 @@ Result<PreTokenizer> PreTokenizer::Create(PreTokenizerType type) {
   return p;
 }
 
-std::vector<std::string_view> PreTokenizer::Split(std::string_view text) const {
+Result<std::vector<std::string_view>> PreTokenizer::Split(std::string_view text) const {
   std::vector<Span> frags;
   if (!text.empty()) frags.emplace_back(0, text.size());
   for (const Step& step : steps_) {
@@ -144,11 +144,12 @@ std::vector<std::string_view> PreTokenizer::Split(std::string_view text) const {
       frags = SplitGpt2(text, frags);
       continue;
     }
-    std::vector<Span> next;
+    std::vector<Span> next, matches;
     for (const Span& f : frags) {
       const size_t base = f.first;
       size_t cur = f.first;
-      for (auto [b, e] : step.regex.FindAll(text.substr(f.first, f.second - f.first))) {
+      TERN_RETURN_IF_ERROR(step.regex.FindAll(text.substr(f.first, f.second - f.first), &matches));
+      for (auto [b, e] : matches) {
         if (base + b > cur) next.emplace_back(cur, base + b);  // unmatched span kept
         next.emplace_back(base + b, base + e);
         cur = base + e;

@@ -47,7 +47,8 @@ class PreTokenizer {
   static Result<PreTokenizer> Create(PreTokenizerType type);
 
   // Splits valid UTF-8 `text` (not re-checked) into consecutive words that cover it.
-  std::vector<std::string_view> Split(std::string_view text) const;
+  // Fails only if PCRE2 hits a resource limit.
+  Result<std::vector<std::string_view>> Split(std::string_view text) const;
   PreTokenizerType type() const { return type_; }
 
  private:

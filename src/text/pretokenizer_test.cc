@@ -13,7 +13,9 @@ std::vector<std::string> Words(PreTokenizerType type, std::string_view text) {
   auto pre = PreTokenizer::Create(type);
   EXPECT_TRUE(pre.ok()) << pre.status().ToString();
   std::vector<std::string> out;
-  for (auto w : pre->Split(text)) out.emplace_back(w);
+  auto words = pre->Split(text);
+  EXPECT_TRUE(words.ok()) << words.status().ToString();
+  if (words.ok()) for (auto w : *words) out.emplace_back(w);
   return out;
 }
 
@@ -83,10 +85,11 @@ TEST(PreTokenizer, Gpt2SplitterEqualsRegex) {
     cuts.push_back(text.size());
     for (size_t i = 0; i + 1 < cuts.size(); ++i) frags.emplace_back(cuts[i], cuts[i + 1]);
 
-    std::vector<Span> expect;
+    std::vector<Span> expect, matches;
     for (const Span& f : frags) {
       size_t cur = f.first;
-      for (auto [b, e] : re->FindAll(std::string_view(text).substr(f.first, f.second - f.first))) {
+      ASSERT_TRUE(re->FindAll(std::string_view(text).substr(f.first, f.second - f.first), &matches).ok());
+      for (auto [b, e] : matches) {
         if (f.first + b > cur) expect.emplace_back(cur, f.first + b);
         expect.emplace_back(f.first + b, f.first + e);
         cur = f.first + e;
@@ -94,6 +97,23 @@ TEST(PreTokenizer, Gpt2SplitterEqualsRegex) {
       if (cur < f.second) expect.emplace_back(cur, f.second);
     }
     ASSERT_EQ(SplitGpt2(text, frags), expect) << "text: '" << text << "'";
+  }
+}
+
+// Long runs must not hit a PCRE2 resource limit (backtracking in \s+(?!\S) and friends).
+TEST(PreTokenizer, LongRunsSplitWithoutLimits) {
+  const std::string spaces(200000, ' '), letters(200000, 'a'), digits(200000, '7');
+  for (auto type : {PreTokenizerType::kQwen2, PreTokenizerType::kDefault}) {
+    auto pre = PreTokenizer::Create(type);
+    ASSERT_TRUE(pre.ok());
+    const std::string text = spaces + "x " + letters + "\n\n" + digits + "!?" + spaces;
+    auto w = pre->Split(text);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    size_t total = 0;
+    for (auto s : *w) total += s.size();
+    EXPECT_EQ(total, text.size());
+    EXPECT_EQ((*w)[0].size(), 199999u);  // all but the last space, which joins "x"
+    EXPECT_EQ((*w)[1], " x");
   }
 }
 

@@ -55,14 +55,21 @@ inline std::unique_ptr<Tokenizer> LoadQwen2Tokenizer(PreTokenizerType pre, std::
   return std::move(*t);
 }
 
-// One shared instance per pre-tokenizer type.
+// One shared instance per pre-tokenizer type, loaded on first use.
 inline const Tokenizer* Qwen2Tokenizer(PreTokenizerType pre, std::string* error) {
-  static std::string err[2];
-  static std::unique_ptr<Tokenizer> tok[2] = {LoadQwen2Tokenizer(PreTokenizerType::kDefault, &err[0]),
-                                              LoadQwen2Tokenizer(PreTokenizerType::kQwen2, &err[1])};
-  const int i = pre == PreTokenizerType::kQwen2 ? 1 : 0;
-  *error = err[i];
-  return tok[i].get();
+  struct Loaded {
+    std::string error;
+    std::unique_ptr<Tokenizer> tok;
+    explicit Loaded(PreTokenizerType p) : tok(LoadQwen2Tokenizer(p, &error)) {}
+  };
+  if (pre == PreTokenizerType::kQwen2) {
+    static const Loaded q(PreTokenizerType::kQwen2);
+    *error = q.error;
+    return q.tok.get();
+  }
+  static const Loaded d(PreTokenizerType::kDefault);
+  *error = d.error;
+  return d.tok.get();
 }
 
 }  // namespace tern::text::testing

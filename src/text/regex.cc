@@ -33,18 +33,27 @@ Result<Regex> Regex::Compile(const std::string& pattern) {
   return r;
 }
 
-std::vector<std::pair<size_t, size_t>> Regex::FindAll(std::string_view subject) const {
-  std::vector<std::pair<size_t, size_t>> out;
+Status Regex::FindAll(std::string_view subject,
+                      std::vector<std::pair<size_t, size_t>>* out) const {
+  out->clear();
+  Status status;
   pcre2_match_data* md = pcre2_match_data_create_from_pattern(code_->code, nullptr);
   const auto* s = reinterpret_cast<PCRE2_SPTR>(subject.data());
   size_t pos = 0;
   while (pos <= subject.size()) {
     const int rc = pcre2_match(code_->code, s, subject.size(), pos, PCRE2_NO_UTF_CHECK, md, nullptr);
-    if (rc < 0) break;  // PCRE2_ERROR_NOMATCH, or a resource limit: no further matches
+    if (rc == PCRE2_ERROR_NOMATCH) break;
+    if (rc < 0) {
+      PCRE2_UCHAR msg[256];
+      pcre2_get_error_message(rc, msg, sizeof(msg));
+      status = ResourceExhaustedError("regex match at byte %zu of a %zu-byte text failed: %s",
+                                      pos, subject.size(), reinterpret_cast<const char*>(msg));
+      break;
+    }
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
     const size_t b = ov[0], e = ov[1];
     if (e > b) {
-      out.emplace_back(b, e);
+      out->emplace_back(b, e);
       pos = e;
     } else {
       // An empty match (none of our patterns can produce one): step one character on.
@@ -54,7 +63,7 @@ std::vector<std::pair<size_t, size_t>> Regex::FindAll(std::string_view subject) 
     }
   }
   pcre2_match_data_free(md);
-  return out;
+  return status;
 }
 
 }  // namespace tern::text

@@ -20,7 +20,9 @@ class Regex {
 
   // Byte ranges [begin, end) of the successive leftmost-first matches in `subject`, which
   // must be valid UTF-8 (not re-checked). Lookarounds see nothing outside `subject`.
-  std::vector<std::pair<size_t, size_t>> FindAll(std::string_view subject) const;
+  // A PCRE2 resource error (match/depth limit, JIT stack) is returned, never a silently
+  // shortened list.
+  Status FindAll(std::string_view subject, std::vector<std::pair<size_t, size_t>>* out) const;
 
   const std::string& pattern() const { return pattern_; }
   bool jit() const { return jit_; }

@@ -106,7 +106,9 @@ Result<std::vector<int32_t>> Tokenizer::Encode(std::string_view text) const {
                                 bad);
   }
   std::vector<int32_t> out;
-  for (std::string_view word : pre_.Split(text)) TERN_RETURN_IF_ERROR(EncodeWord(word, &out));
+  auto words = pre_.Split(text);
+  if (!words.ok()) return words.status().WithPrefix(name_);
+  for (std::string_view word : *words) TERN_RETURN_IF_ERROR(EncodeWord(word, &out));
   return out;
 }
 

@@ -131,6 +131,18 @@ TEST(QwenTokenizer, DecodeInvertsEncode) {
   }
 }
 
+TEST(QwenTokenizer, LongWordsEncode) {
+  // One 100 000-letter word: the merge queue keeps this O(n log n).
+  std::string word;
+  for (int i = 0; i < 20000; ++i) word += "abcde";
+  for (auto pre : {PreTokenizerType::kQwen2, PreTokenizerType::kDefault}) {
+    const Tokenizer& t = Qwen(pre);
+    const Ids ids = Enc(t, word);
+    EXPECT_LT(ids.size(), word.size() / 2);
+    EXPECT_EQ(t.Decode(ids), word);
+  }
+}
+
 TEST(QwenTokenizer, SplitCharacterDecodesAcrossTokens) {
   const Tokenizer& t = Qwen(PreTokenizerType::kQwen2);
   // U+20000 has no single token: its 4 bytes span 3 tokens (golden from the reference).

@@ -54,7 +54,9 @@ std::vector<uint8_t> BuildClassTable() {
     auto re = Regex::Compile(pattern);
     TERN_CHECK(re.ok());
     std::vector<uint32_t> cpts;
-    for (auto [b, e] : re->FindAll(all)) {
+    std::vector<std::pair<size_t, size_t>> runs;
+    TERN_CHECK(re->FindAll(all, &runs).ok());
+    for (auto [b, e] : runs) {
       TERN_CHECK(DecodeUtf8(std::string_view(all).substr(b, e - b), &cpts, nullptr));
       for (uint32_t c : cpts) table[c] |= bit;
     }
