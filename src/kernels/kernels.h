@@ -17,6 +17,19 @@
 //     on packed weights must be multiples of that kernel's `row_align` (except at N).
 //
 // Scalar kernels (kernels/scalar/) are plain loops and the oracle for every other ISA.
+//
+// NOTE for callers (x86 kernels engineer, 2026-11-29; no signature changed from the draft):
+//   * Row alignment: scalar 1; AVX2 and AVX-512 16 for both I2_S and int8 (their packs
+//     interleave 16 rows, kernels/packing.h). Split rows with ThreadPool::Split(N, align, ...).
+//     Packed sizes round N up to 16 rows (and int8 K up to 4): always allocate
+//     i2s_packed_bytes / i8_packed_bytes, never N*K/4 or N*K.
+//   * I2_S code 3 (never written by the format) is weight 0 in every ISA, as the dequantizer.
+//   * quantize_rows_i8 rounds the float product fl(x*s) (spec 2.3 as written; the audit's
+//     gcc+FMA variant that rounds the exact product is not emulated).
+//   * Limits for exact int32: I2_S K < 2^19; int8 K < 2^16 (AVX-512 adds 128*sum(x)).
+//   * Kernels() aborts (message on stderr) when TERN_ISA is unknown or unavailable: tools
+//     call SelectIsa() first and report its Status (tern --system-info, tern bench do).
+//   * Float kernels assume finite inputs (NaN handling of max/clamp differs between ISAs).
 #pragma once
 
 #include <cstddef>
