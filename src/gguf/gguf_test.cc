@@ -233,6 +233,11 @@ TEST(GgufWriter, RejectsBadTensors) {
   EXPECT_EQ(w.n_tensors(), 1u);
 }
 
+TEST(GgufWriterDeathTest, MismatchedArrayElementIsAProgrammerError) {
+  Writer w;
+  EXPECT_DEATH(w.SetValue("a", Value::Array(ValueType::kU8, {Value::String("x")})), "TERN_CHECK");
+}
+
 TEST(GgufWriter, WriteToMatchesSerializeAndOpenMaps) {
   Writer w(TypeIds::kPublished, 64);
   w.SetString("general.architecture", "qwen2");

@@ -48,6 +48,18 @@ void PutValue(std::string* out, ValueType t, const Value& v) {
 
 uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
+// Array elements must carry the array's element type: the bytes are written by elem_type,
+// so a mismatch would silently write something else. Values are built by code, not read
+// from users, hence a check rather than a Status.
+bool ElementTypesConsistent(const Value& v, int depth) {
+  if (v.type != ValueType::kArray) return true;
+  if (depth >= kMaxArrayDepth) return false;  // the reader would refuse it
+  for (const Value& e : v.arr) {
+    if (e.type != v.elem_type || !ElementTypesConsistent(e, depth + 1)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Writer::Writer(TypeIds ids, uint32_t alignment) : ids_(ids), alignment_(alignment) {
@@ -57,6 +69,7 @@ Writer::Writer(TypeIds ids, uint32_t alignment) : ids_(ids), alignment_(alignmen
 }
 
 void Writer::SetValue(const std::string& key, const Value& v) {
+  TERN_CHECK(ElementTypesConsistent(v, 0));
   for (auto& [k, old] : kv_) {
     if (k == key) {
       old = v;
