@@ -15,6 +15,7 @@ namespace tern::vibeasr {
 namespace {
 
 using testing::BuildTinyLm;
+using testing::Int8HeadBound;
 using testing::ReferenceDecoder;
 using testing::TinyLm;
 using testing::TinyLmSpec;
@@ -181,32 +182,6 @@ TEST(DecoderLoadTest, BiasesAreOptionalAndEmbeddingTypesVary) {
     }
     EXPECT_LE(diff, 0.01 * std::sqrt(rms / want.size())) << DTypeName(embd);
   }
-}
-
-// Per-logit bound of W8A8 against the F16 head on the same input x (seed 003 quantizers):
-// |w - qw*ws| <= ws/2 and |x - q/s| <= 1/(2s), so
-//   |y8 - y16| <= ws/2 * sum|x| + 1/(2s) * sum|w| + k * ws/2 * 1/(2s)   (+ float rounding).
-std::vector<double> Int8HeadBound(const std::vector<float>& head, int64_t k,
-                                  const std::vector<float>& x) {
-  double amax_x = 1e-5, sum_x = 0;
-  for (float v : x) {
-    amax_x = std::max(amax_x, double(std::fabs(v)));
-    sum_x += std::fabs(v);
-  }
-  const double dx = amax_x / 127.0 / 2.0;
-  const int64_t n = static_cast<int64_t>(head.size()) / k;
-  std::vector<double> b(n);
-  for (int64_t r = 0; r < n; ++r) {
-    double amax_w = 0, sum_w = 0, mag = 0;
-    for (int64_t i = 0; i < k; ++i) {
-      amax_w = std::max(amax_w, double(std::fabs(head[r * k + i])));
-      sum_w += std::fabs(head[r * k + i]);
-      mag += std::fabs(head[r * k + i] * x[i]);
-    }
-    const double dw = amax_w / 127.0 / 2.0;
-    b[r] = dw * sum_x + dx * sum_w + k * dw * dx + 1e-5 * mag;
-  }
-  return b;
 }
 
 // The int8 head may only disagree with the F16 head where the F16 top-1 margin is within the
