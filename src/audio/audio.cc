@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <mutex>
 
 #include "audio/normalize.h"
 #include "audio/resample.h"
@@ -167,8 +168,16 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
   return out;
 }
 
+// libsndfile keeps the reason for a failed open in a global: opens are serialised so that
+// concurrent loads (a server) each report their own reason. Reading is per handle and runs
+// in parallel.
+std::mutex& OpenMutex() {
+  static std::mutex m;
+  return m;
+}
+
+// Call with OpenMutex() held. sf_strerror(nullptr) is the message of the last failed open.
 Status OpenError(const std::string& name) {
-  // sf_strerror(nullptr) is libsndfile's message for the last failed open.
   return FormatError("%s: not a readable audio file (WAV, FLAC, OGG/Vorbis, MP3, ...): "
                      "libsndfile: %s", name.c_str(), sf_strerror(nullptr));
 }
@@ -196,8 +205,12 @@ Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options) {
   if (S_ISDIR(st.st_mode)) return InvalidArgumentError("%s: is a directory", path.c_str());
   if (st.st_size == 0) return FormatError("%s: file is empty", path.c_str());
   SF_INFO info{};
-  SndfilePtr f(sf_open(path.c_str(), SFM_READ, &info));
-  if (!f) return OpenError(path);
+  SndfilePtr f;
+  {
+    std::lock_guard<std::mutex> lock(OpenMutex());
+    f.reset(sf_open(path.c_str(), SFM_READ, &info));
+    if (!f) return OpenError(path);
+  }
   return Decode(f.get(), info, path, options);
 }
 
@@ -208,8 +221,12 @@ Result<Audio> LoadAudioFromMemory(const void* data, size_t size, const std::stri
   SF_VIRTUAL_IO io{MemLength, MemSeek, MemRead, MemWrite, MemTell};
   MemStream m{static_cast<const uint8_t*>(data), static_cast<sf_count_t>(size), 0};
   SF_INFO info{};
-  SndfilePtr f(sf_open_virtual(&io, SFM_READ, &info, &m));
-  if (!f) return OpenError(name);
+  SndfilePtr f;
+  {
+    std::lock_guard<std::mutex> lock(OpenMutex());
+    f.reset(sf_open_virtual(&io, SFM_READ, &info, &m));
+    if (!f) return OpenError(name);
+  }
   return Decode(f.get(), info, name, options);
 }
 

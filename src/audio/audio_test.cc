@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "audio/normalize.h"
 #include "audio/resample.h"
@@ -305,6 +306,34 @@ TEST(Audio, FromMemoryEqualsFromPath) {
   EXPECT_EQ(p->samples, m->samples);
   EXPECT_EQ(m->source_rate, 44100);
   EXPECT_EQ(m->source_channels, 2);
+}
+
+// A server loads uploads concurrently: same results as one at a time, and each failure
+// reports its own input.
+TEST(Audio, ConcurrentLoadsFromMemory) {
+  const std::string clip =
+      ReadBytes(std::string(TERN_SPEECH_DIR) + "/librispeech_test_clean_6930-75918-0000.wav");
+  auto ref = LoadAudioFromMemory(clip.data(), clip.size(), "clip");
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  std::vector<int> bad(4, 0);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k) {
+    threads.emplace_back([&, k] {
+      const std::string junk = "not audio " + std::to_string(k) + std::string(100, 'x');
+      const std::string jname = "junk" + std::to_string(k);
+      for (int rep = 0; rep < 5; ++rep) {
+        auto a = LoadAudioFromMemory(clip.data(), clip.size(), "clip");
+        if (!a.ok() || a->samples != ref->samples) ++bad[k];
+        auto j = LoadAudioFromMemory(junk.data(), junk.size(), jname);
+        if (j.ok() || j.status().message().find(jname) == std::string::npos ||
+            j.status().message().find("libsndfile") == std::string::npos) {
+          ++bad[k];
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(bad[k], 0) << "thread " << k;
 }
 
 void ExpectError(const Result<Audio>& r, ErrorCode code, const std::vector<std::string>& parts) {
