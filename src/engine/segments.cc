@@ -1,6 +1,7 @@
 #include "engine/segments.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 
 namespace tern::engine {
@@ -57,10 +58,15 @@ class Reader {
           }
           if (cp >= 0xD800 && cp <= 0xDBFF && i_ + 1 < s_.size() && s_[i_] == '\\' &&
               s_[i_ + 1] == 'u') {
+            // Only a low surrogate completes the pair; anything else is read again as
+            // its own escape (so "\uD800\u0041" keeps its 'A').
+            const size_t next = i_;
             i_ += 2;
             uint32_t lo = 0;
             if (ParseHex4(&lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
               cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            } else {
+              i_ = next;
             }
           }
           AppendUtf8(cp, out);
@@ -81,7 +87,7 @@ class Reader {
       if (!ParseString(&s)) return false;
       char* end = nullptr;
       *out = std::strtod(s.c_str(), &end);
-      return end != s.c_str();
+      return end != s.c_str() && std::isfinite(*out);  // "nan", "inf", "1e999" are no time
     }
     const size_t start = i_;
     while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) ||
@@ -94,7 +100,7 @@ class Reader {
     const std::string num(s_.substr(start, i_ - start));
     char* end = nullptr;
     *out = std::strtod(num.c_str(), &end);
-    return end != num.c_str();
+    return end != num.c_str() && std::isfinite(*out);
   }
 
   // Skips any JSON value (unknown keys); tolerant of nesting.
@@ -189,7 +195,8 @@ bool ParseObject(Reader& r, Segment* seg) {
       if (r.ParseNumber(&num)) seg->end = num;
       else r.SkipValue();
     } else if (key == "Speaker" || key == "Speaker ID" || key == "speaker") {
-      if (r.ParseNumber(&num)) seg->speaker = static_cast<int>(num);
+      // Out of int range the cast would be undefined: such a speaker is no speaker.
+      if (r.ParseNumber(&num)) seg->speaker = std::fabs(num) < 1e9 ? static_cast<int>(num) : -1;
       else r.SkipValue();
     } else if (key == "Content" || key == "content" || key == "text") {
       if (!r.ParseString(&seg->text)) return has_content;

@@ -1,0 +1,302 @@
+// Keeps the layer arrows of design.md honest: reads every `#include` under src/, include/ and
+// tools/ and fails on an edge that points up (or sideways where design.md forbids it).
+//
+//   base < tensor < gguf < kernels < runtime < ops < {audio, text} < models < engine < tools
+//
+// Allowed edges (a folder may always include itself):
+//   tensor: base          gguf: base tensor           kernels: base tensor   runtime: base
+//   ops: base tensor kernels runtime   (weights arrive as tensors, never as files: no gguf;
+//        it is also what lets the kernel-only cross build compile ops without gguf)
+//   audio: base           text: base gguf
+//   models: base tensor gguf kernels runtime ops
+//   engine: every layer below it
+//   include/tern/*.h: only include/tern/*.h and the C++ standard library
+//   tools/: only include/tern/*.h and their own headers, except the developer commands in
+//           kDeveloperCommands (each with the reason it needs internals).
+// "tern/status.h" is the public Status that base re-exports: any layer may include it. Any
+// other include/tern header is the engine's public API (engine and tools only).
+// Third-party headers stay in the layer that wraps them (sndfile/soxr: audio; pcre2: text;
+// CLI11: tools), so the kernel-only cross build never needs them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Source {
+  std::string path;     // relative to the repository root, '/' separated
+  std::string content;
+};
+
+const std::map<std::string, std::set<std::string>>& AllowedEdges() {
+  static const std::map<std::string, std::set<std::string>> m = {
+      {"base", {}},
+      {"tensor", {"base"}},
+      {"gguf", {"base", "tensor"}},
+      {"kernels", {"base", "tensor"}},
+      {"runtime", {"base"}},
+      {"ops", {"base", "tensor", "kernels", "runtime"}},
+      {"audio", {"base"}},
+      {"text", {"base", "gguf"}},
+      {"models", {"base", "tensor", "gguf", "kernels", "runtime", "ops"}},
+      {"engine", {"base", "tensor", "gguf", "kernels", "runtime", "ops", "audio", "text", "models",
+                  "api"}},
+  };
+  return m;
+}
+
+// Developer commands of tools/tern that may include internal headers, and which layers.
+struct DeveloperCommand {
+  const char* file;  // under tools/tern/; a trailing '*' matches a prefix
+  std::set<std::string> layers;
+  const char* reason;
+};
+const std::vector<DeveloperCommand>& DeveloperCommands() {
+  static const std::vector<DeveloperCommand> v = {
+      {"cmd_inspect.cc", {"gguf"}, "prints a GGUF file's KVs and tensor table"},
+      {"cmd_convert.cc", {"gguf"}, "rewrites GGUF type ids in place or to a copy"},
+      {"cmd_synth.cc", {"base", "models"}, "writes synthetic VibeASR packages (models/synth)"},
+      {"cmd_encode.cc", {"audio", "base", "models", "runtime"},
+       "dumps encoder features: runs the encoder alone, below the public API"},
+      {"bench.h", {"kernels"}, "bench suites report the kernel ISA they ran"},
+      {"cmd_bench*", {"base", "gguf", "kernels", "runtime", "ops", "models"},
+       "micro-benchmarks of kernels, ops and model stages"},
+  };
+  return v;
+}
+
+// Where third-party headers may appear: header prefix -> layers.
+const std::map<std::string, std::set<std::string>>& ThirdPartyOwners() {
+  static const std::map<std::string, std::set<std::string>> m = {
+      {"sndfile.h", {"audio"}},
+      {"soxr.h", {"audio"}},
+      {"pcre2.h", {"text"}},
+      {"CLI/", {"tools"}},
+      {"httplib.h", {"tools"}},
+  };
+  return m;
+}
+
+// The C++ standard library (and its C compatibility headers) as include/tern may use it.
+const std::set<std::string>& StandardHeaders() {
+  static const std::set<std::string> s = {
+      "algorithm", "any", "array", "atomic", "bit", "bitset", "cassert", "cctype", "cerrno",
+      "cfloat", "charconv", "chrono", "cinttypes", "climits", "cmath", "compare", "complex",
+      "concepts", "condition_variable", "cstdarg", "cstddef", "cstdint", "cstdio", "cstdlib",
+      "cstring", "ctime", "deque", "exception", "expected", "filesystem", "format", "forward_list",
+      "functional", "future", "initializer_list", "iomanip", "ios", "iosfwd", "iostream",
+      "istream", "iterator", "limits", "list", "map", "memory", "memory_resource", "mutex",
+      "new", "numbers", "numeric", "optional", "ostream", "queue", "random", "ranges", "ratio",
+      "regex", "set", "shared_mutex", "source_location", "span", "sstream", "stack",
+      "stdexcept", "stop_token", "string", "string_view", "system_error", "thread", "tuple",
+      "type_traits", "typeindex", "typeinfo", "unordered_map", "unordered_set", "utility",
+      "valarray", "variant", "vector", "version"};
+  return s;
+}
+
+struct Include {
+  int line;
+  bool quoted;
+  std::string target;
+};
+
+std::vector<Include> ParseIncludes(const std::string& content) {
+  std::vector<Include> out;
+  std::istringstream in(content);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    size_t p = line.find_first_not_of(" \t");
+    if (p == std::string::npos || line[p] != '#') continue;
+    p = line.find_first_not_of(" \t", p + 1);
+    if (p == std::string::npos || line.compare(p, 7, "include") != 0) continue;
+    p = line.find_first_of("\"<", p + 7);
+    if (p == std::string::npos) continue;
+    const char close = line[p] == '"' ? '"' : '>';
+    const size_t e = line.find(close, p + 1);
+    if (e == std::string::npos) continue;
+    out.push_back({n, close == '"', line.substr(p + 1, e - p - 1)});
+  }
+  return out;
+}
+
+// The layer a repository path belongs to: "base".."engine", "api" (include/tern), "tools",
+// or "" for files outside the checked trees.
+std::string LayerOfFile(const std::string& path) {
+  if (path.rfind("include/tern/", 0) == 0) return "api";
+  if (path.rfind("tools/", 0) == 0) return "tools";
+  if (path.rfind("src/", 0) != 0) return "";
+  const size_t slash = path.find('/', 4);
+  return slash == std::string::npos ? "" : path.substr(4, slash - 4);
+}
+
+// The layer a quoted include names by its first component ("" if none).
+std::string LayerOfInclude(const std::string& target) {
+  const size_t slash = target.find('/');
+  if (slash == std::string::npos) return "";
+  const std::string first = target.substr(0, slash);
+  if (first == "tern") return target == "tern/status.h" ? "status" : "api";
+  return AllowedEdges().count(first) ? first : "";
+}
+
+const DeveloperCommand* FindDeveloperCommand(const std::string& path) {
+  const std::string prefix = "tools/tern/";
+  if (path.rfind(prefix, 0) != 0) return nullptr;
+  const std::string name = path.substr(prefix.size());
+  for (const auto& d : DeveloperCommands()) {
+    const std::string f = d.file;
+    if (f.back() == '*' ? name.rfind(f.substr(0, f.size() - 1), 0) == 0 : name == f) return &d;
+  }
+  return nullptr;
+}
+
+// Every violation in `sources`, one message each. `exists` answers whether a repository
+// path is a file (for includes relative to the including file's folder).
+std::vector<std::string> FindViolations(const std::vector<Source>& sources,
+                                        const std::function<bool(const std::string&)>& exists) {
+  std::vector<std::string> bad;
+  for (const Source& src : sources) {
+    const std::string layer = LayerOfFile(src.path);
+    if (layer.empty()) continue;
+    const std::string dir = src.path.substr(0, src.path.rfind('/') + 1);
+    for (const Include& inc : ParseIncludes(src.content)) {
+      const std::string where = src.path + ":" + std::to_string(inc.line) + ": ";
+      const std::string quote = inc.quoted ? "\"" + inc.target + "\"" : "<" + inc.target + ">";
+      if (!inc.quoted) {
+        if (layer == "api" && !StandardHeaders().count(inc.target)) {
+          bad.push_back(where + "public header includes non-standard " + quote);
+        }
+        for (const auto& [prefix, owners] : ThirdPartyOwners()) {
+          if (inc.target.rfind(prefix, 0) == 0 && !owners.count(layer)) {
+            bad.push_back(where + layer + " includes third-party " + quote +
+                          " (it belongs to " + *owners.begin() + ")");
+          }
+        }
+        continue;
+      }
+      const std::string to = LayerOfInclude(inc.target);
+      if (to.empty()) {
+        if (!exists(dir + inc.target)) {
+          bad.push_back(where + "include " + quote + " names no layer and no file beside it");
+        } else if (layer == "api") {
+          bad.push_back(where + "public header includes " + quote + " (spell it tern/...)");
+        }
+        continue;
+      }
+      if (layer == "api") {
+        if (to != "api" && to != "status") {
+          bad.push_back(where + "public header includes internal " + quote);
+        }
+        continue;
+      }
+      if (layer == "tools") {
+        if (to == "api" || to == "status") continue;
+        const DeveloperCommand* dev = FindDeveloperCommand(src.path);
+        if (dev == nullptr || !dev->layers.count(to)) {
+          bad.push_back(where + "tool includes internal " + quote +
+                        " (tools use include/tern; developer commands are listed in "
+                        "tests/layering_test.cc)");
+        }
+        continue;
+      }
+      if (to == layer || to == "status") continue;
+      if (!AllowedEdges().at(layer).count(to)) {
+        bad.push_back(where + layer + " must not include " + quote + " (" + to +
+                      " is not below " + layer + ")");
+      }
+    }
+  }
+  return bad;
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += "  " + x + "\n";
+  return s;
+}
+
+// ---- the checker itself, on made-up files: each rule must be able to fail ----
+
+std::vector<std::string> Check(const std::string& path, const std::string& content) {
+  return FindViolations({{path, content}},
+                        [](const std::string& p) { return p == "tools/tern/commands.h"; });
+}
+
+TEST(LayeringChecker, FlagsUpwardEdges) {
+  EXPECT_EQ(Check("src/kernels/x.cc", "#include \"ops/linear.h\"\n").size(), 1u);
+  EXPECT_EQ(Check("src/runtime/x.cc", "#include \"tensor/dtype.h\"\n").size(), 1u);
+  EXPECT_EQ(Check("src/audio/x.cc", "  #  include \"text/utf8.h\" // x\n").size(), 1u);
+  EXPECT_EQ(Check("src/text/x.h", "#include \"audio/audio.h\"\n").size(), 1u);
+  EXPECT_EQ(Check("src/ops/x.cc", "#include \"gguf/gguf.h\"\n").size(), 1u);
+  EXPECT_EQ(Check("src/models/vibeasr/x.cc", "#include \"engine/segments.h\"\n").size(), 1u);
+  EXPECT_EQ(Check("src/models/vibeasr/x.cc", "#include \"tern/tern.h\"\n").size(), 1u);
+  EXPECT_EQ(Check("src/base/x.cc", "#include \"tensor/dtype.h\"\n").size(), 1u);
+  EXPECT_EQ(Check("src/gguf/x.cc", "#include \"nowhere.h\"\n").size(), 1u);
+}
+
+TEST(LayeringChecker, AcceptsDownwardEdges) {
+  const std::string ok =
+      "#include \"base/status.h\"\n#include \"tern/status.h\"\n#include <vector>\n";
+  EXPECT_EQ(Join(Check("src/kernels/avx2/x.cc", ok + "#include \"tensor/dtype.h\"\n")), "");
+  EXPECT_EQ(Join(Check("src/ops/x.cc", ok + "#include \"kernels/kernels.h\"\n"
+                                             "#include \"runtime/thread_pool.h\"\n")), "");
+  EXPECT_EQ(Join(Check("src/text/x.cc", ok + "#include \"gguf/gguf.h\"\n#include <pcre2.h>\n")),
+            "");
+  EXPECT_EQ(Join(Check("src/engine/x.cc", ok + "#include \"models/vibeasr/decoder.h\"\n"
+                                                "#include \"audio/audio.h\"\n"
+                                                "#include \"tern/tern.h\"\n")), "");
+}
+
+TEST(LayeringChecker, PublicHeadersAndTools) {
+  EXPECT_EQ(Check("include/tern/x.h", "#include \"base/status.h\"\n").size(), 1u);
+  EXPECT_EQ(Check("include/tern/x.h", "#include <sndfile.h>\n").size(), 2u);  // both rules
+  EXPECT_EQ(Join(Check("include/tern/x.h", "#include \"tern/status.h\"\n#include <span>\n")), "");
+  EXPECT_EQ(Check("tools/tern/cmd_transcribe.cc", "#include \"engine/segments.h\"\n").size(), 1u);
+  EXPECT_EQ(Check("tools/tern/cmd_inspect.cc", "#include \"models/vibeasr/synth.h\"\n").size(),
+            1u);
+  EXPECT_EQ(Join(Check("tools/tern/cmd_inspect.cc", "#include \"gguf/gguf.h\"\n"
+                                                    "#include \"commands.h\"\n"
+                                                    "#include \"tern/tern.h\"\n")), "");
+  EXPECT_EQ(Join(Check("tools/tern/cmd_bench_foo.cc", "#include \"ops/linear.h\"\n")), "");
+  EXPECT_EQ(Check("src/kernels/x.cc", "#include <soxr.h>\n").size(), 1u);
+  EXPECT_EQ(Check("src/engine/x.cc", "#include <CLI/CLI.hpp>\n").size(), 1u);
+}
+
+// ---- the real tree ----
+
+TEST(Layering, RepositoryHasNoUpwardIncludes) {
+  const fs::path root = TERN_SOURCE_DIR;
+  std::vector<Source> sources;
+  size_t n_includes = 0;
+  for (const char* top : {"src", "include", "tools"}) {
+    for (const auto& e : fs::recursive_directory_iterator(root / top)) {
+      const std::string ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".h" && ext != ".cc" && ext != ".hpp" && ext != ".cpp")) {
+        continue;
+      }
+      std::ifstream f(e.path(), std::ios::binary);
+      std::stringstream ss;
+      ss << f.rdbuf();
+      sources.push_back({fs::relative(e.path(), root).generic_string(), ss.str()});
+      n_includes += ParseIncludes(sources.back().content).size();
+    }
+  }
+  // Guards against a scan that finds nothing (wrong root) and so cannot fail.
+  ASSERT_GT(sources.size(), 100u);
+  ASSERT_GT(n_includes, 500u);
+  const auto bad = FindViolations(sources, [&](const std::string& p) {
+    return fs::is_regular_file(root / p);
+  });
+  EXPECT_TRUE(bad.empty()) << bad.size() << " include(s) against the layer order:\n" << Join(bad);
+}
+
+}  // namespace
