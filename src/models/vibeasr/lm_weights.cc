@@ -29,6 +29,31 @@ std::string TypeList(std::initializer_list<DType> types) {
   return s;
 }
 
+struct PackJob {
+  const uint8_t* canonical;
+  ops::I2SMatrix* m;  // k and n set; packed filled in by PackAll
+};
+
+// Packs every queued matrix for the active kernel table, one matrix per task (threaded when
+// a pool is given; the packing of a matrix does not depend on which thread runs it).
+void PackAll(const std::vector<PackJob>& jobs, ThreadPool* pool,
+             std::vector<std::vector<uint8_t>>* owned) {
+  const size_t base = owned->size();
+  owned->resize(base + jobs.size());
+  auto run = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const PackJob& j = jobs[i];
+      (*owned)[base + i] = ops::PackI2S(j.canonical, j.m->k, j.m->n);
+      j.m->packed = (*owned)[base + i].data();
+    }
+  };
+  if (pool) {
+    pool->ParallelFor(static_cast<int64_t>(jobs.size()), 1, run);
+  } else {
+    run(0, static_cast<int64_t>(jobs.size()));
+  }
+}
+
 // Looks tensors up and checks them against what the table expects.
 class Binder {
  public:
@@ -67,17 +92,17 @@ class Binder {
     return t ? reinterpret_cast<const float*>(t->data) : nullptr;
   }
 
-  // An I2_S matrix of n rows of k values, packed into `owned`.
+  // An I2_S matrix of n rows of k values; its packing is queued in `jobs` (PackAll runs them).
   Status I2S(const std::string& name, int64_t k, int64_t n, ops::I2SMatrix* m,
-             std::vector<std::vector<uint8_t>>* owned) const {
+             std::vector<PackJob>* jobs) const {
     TERN_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, Get(name, {DType::kI2_S}, k, n));
     const float scale = ReadI2SScale(t->data, k * n);
     if (!std::isfinite(scale)) {
       return FormatError("%s: tensor '%s': in-band I2_S scale is not finite",
                          f_.path().c_str(), name.c_str());
     }
-    owned->push_back(ops::PackI2S(t->data, k, n));
-    m->packed = owned->back().data();
+    jobs->push_back({t->data, m});
+    m->packed = nullptr;
     m->k = k;
     m->n = n;
     m->scale = scale;
@@ -93,20 +118,20 @@ std::string Blk(int64_t l, const char* suffix) {
 }
 
 Status BindLayer(const Binder& b, const DecoderConfig& c, int64_t l, LayerWeights* w,
-                 std::vector<std::vector<uint8_t>>* owned) {
+                 std::vector<PackJob>* jobs) {
   const int64_t h = c.hidden, kv = c.kv_heads * c.head_dim, q = c.heads * c.head_dim;
   TERN_ASSIGN_OR_RETURN(w->attn_norm, b.F32(Blk(l, "attn_norm.weight"), h));
-  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "attn_q.weight"), h, q, &w->wq, owned));
-  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "attn_k.weight"), h, kv, &w->wk, owned));
-  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "attn_v.weight"), h, kv, &w->wv, owned));
+  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "attn_q.weight"), h, q, &w->wq, jobs));
+  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "attn_k.weight"), h, kv, &w->wk, jobs));
+  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "attn_v.weight"), h, kv, &w->wv, jobs));
   TERN_ASSIGN_OR_RETURN(w->bq, b.F32(Blk(l, "attn_q.bias"), q, /*optional=*/true));
   TERN_ASSIGN_OR_RETURN(w->bk, b.F32(Blk(l, "attn_k.bias"), kv, true));
   TERN_ASSIGN_OR_RETURN(w->bv, b.F32(Blk(l, "attn_v.bias"), kv, true));
-  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "attn_output.weight"), q, h, &w->wo, owned));
+  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "attn_output.weight"), q, h, &w->wo, jobs));
   TERN_ASSIGN_OR_RETURN(w->ffn_norm, b.F32(Blk(l, "ffn_norm.weight"), h));
-  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "ffn_gate.weight"), h, c.ffn, &w->gate, owned));
-  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "ffn_up.weight"), h, c.ffn, &w->up, owned));
-  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "ffn_down.weight"), c.ffn, h, &w->down, owned));
+  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "ffn_gate.weight"), h, c.ffn, &w->gate, jobs));
+  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "ffn_up.weight"), h, c.ffn, &w->up, jobs));
+  TERN_RETURN_IF_ERROR(b.I2S(Blk(l, "ffn_down.weight"), c.ffn, h, &w->down, jobs));
   return Status::Ok();
 }
 
@@ -163,11 +188,14 @@ Result<std::unique_ptr<LmWeights>> LoadLmWeights(const gguf::File& f, const Deco
                         b.Get("token_embd.weight", kRowTypes, c.hidden, c.vocab));
   w->token_embd = {emb->type, emb->data, c.hidden, c.vocab, RowBytes(emb->type, c.hidden)};
   TERN_ASSIGN_OR_RETURN(w->output_norm, b.F32("output_norm.weight", c.hidden));
-  w->owned.reserve(static_cast<size_t>(7 * c.layers + 1));
   w->layers.resize(static_cast<size_t>(c.layers));
+  std::vector<PackJob> jobs;
   for (int64_t l = 0; l < c.layers; ++l) {
-    TERN_RETURN_IF_ERROR(BindLayer(b, c, l, &w->layers[l], &w->owned));
+    TERN_RETURN_IF_ERROR(BindLayer(b, c, l, &w->layers[l], &jobs));
   }
+  // Everything is validated before the expensive part (packing, head conversion) starts.
+  TERN_RETURN_IF_ERROR(b.Get("output.weight", kRowTypes, c.hidden, c.vocab, true).status());
+  PackAll(jobs, pool, &w->owned);
   TERN_RETURN_IF_ERROR(BindHead(f, b, c, head, pool, w.get()));
   return w;
 }
