@@ -136,41 +136,67 @@ void AddScaled(ThreadPool& pool, const I8sTensor& a, const I8sTensor& b, const f
 // ---- depthwise ----------------------------------------------------------------------------------
 
 I8sDepthwise PackDepthwise(const int8_t* stored, int64_t kernel, int64_t channels, float scale) {
+  TERN_CHECK(kernel >= 1 && kernel <= kMaxDepthwiseKernel);
   I8sDepthwise d;
   d.kernel = kernel;
   d.channels = channels;
   d.scale = scale;
   d.w.resize(static_cast<size_t>(kernel * channels));
   for (int64_t c = 0; c < channels; ++c)
-    for (int64_t k = 0; k < kernel; ++k) d.w[k * channels + c] = stored[c * kernel + k];
+    for (int64_t k = 0; k < kernel; ++k) d.w[k * channels + c] = static_cast<float>(stored[c * kernel + k]);
   return d;
 }
 
 namespace {
 
-// The float outputs of time steps [r0, r1), channels [c0, c1), into `tile` (row stride
-// c1 - c0). Vectorized over channels: the taps were transposed to [k][c] at load.
+constexpr int64_t kDwChunk = 256;  // channels per tile (wide enough to vectorize)
+
+// The float outputs of time steps [r0, r1), channels [c0, c1) (c1 - c0 <= kDwChunk), into
+// `tile` (row stride c1 - c0). The input rows the tile needs are converted to float once.
 int64_t DepthwiseTile(const I8sDepthwise& w, const float* bias, const I8sTensor& x, float c,
                       int64_t r0, int64_t r1, int64_t c0, int64_t c1, float* tile) {
   const int64_t C = w.channels, K = w.kernel, nc = c1 - c0;
-  alignas(64) int32_t acc[kTileFloats];
-  for (int64_t t = r0; t < r1; ++t) {
-    int32_t* a = acc + (t - r0) * nc;
-    std::fill(a, a + nc, 0);
-    for (int64_t k = std::max<int64_t>(0, K - 1 - t); k < K; ++k) {
-      const int16_t* wk = w.w.data() + k * C + c0;
-      const int8_t* xi = x.q + (t + k - (K - 1)) * C + c0;
-      for (int64_t j = 0; j < nc; ++j) a[j] += int32_t{wk[j]} * int32_t{xi[j]};
+  const int64_t in0 = r0 - (K - 1);  // first input row (may be negative: zero padding)
+  alignas(64) float xf[kTileFloats + (kMaxDepthwiseKernel - 1) * kDwChunk];
+  for (int64_t i = in0; i < r1; ++i) {
+    float* d = xf + (i - in0) * nc;
+    if (i < 0) {
+      std::fill(d, d + nc, 0.0f);
+    } else {
+      const int8_t* s = x.q + i * C + c0;
+      for (int64_t j = 0; j < nc; ++j) d[j] = static_cast<float>(s[j]);
     }
+  }
+  const float* wv = w.w.data();
+  for (int64_t t = r0; t < r1; ++t) {
     float* o = tile + (t - r0) * nc;
+    std::fill(o, o + nc, 0.0f);
+    for (int64_t k = 0; k < K; ++k) {
+      const float* wk = wv + k * C + c0;
+      const float* xi = xf + (t + k - (K - 1) - in0) * nc;
+      for (int64_t j = 0; j < nc; ++j) o[j] += wk[j] * xi[j];
+    }
     if (bias) {
       const float* b = bias + c0;
-      for (int64_t j = 0; j < nc; ++j) o[j] = static_cast<float>(a[j]) * c + b[j];
+      for (int64_t j = 0; j < nc; ++j) o[j] = o[j] * c + b[j];
     } else {
-      for (int64_t j = 0; j < nc; ++j) o[j] = static_cast<float>(a[j]) * c;
+      for (int64_t j = 0; j < nc; ++j) o[j] = o[j] * c;
     }
   }
   return (r1 - r0) * nc;
+}
+
+// Tiles of whole rows when C fits a chunk (contiguous output), else one row per chunk.
+template <typename Fn>
+void ForEachDwTile(int64_t t0, int64_t t1, int64_t C, Fn&& fn) {
+  const int64_t nc_max = std::min(C, kDwChunk);
+  const int64_t rows = kTileFloats / nc_max;
+  if (C <= kDwChunk) {
+    for (int64_t r = t0; r < t1; r += rows) fn(r, std::min(t1, r + rows), int64_t{0}, C);
+  } else {
+    for (int64_t r = t0; r < t1; ++r)
+      for (int64_t c = 0; c < C; c += kDwChunk) fn(r, r + 1, c, std::min(C, c + kDwChunk));
+  }
 }
 
 }  // namespace
@@ -185,7 +211,7 @@ void DepthwiseConvAdd(ThreadPool& pool, const I8sDepthwise& w, const float* bias
   ForRows(pool, T, C * w.kernel, [&](int64_t t0, int64_t t1) {
     alignas(64) float tile[kTileFloats];
     float m = 0;
-    ForEachTile(t0, t1, C, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    ForEachDwTile(t0, t1, C, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
       m = std::max(m, kt.absmax_f32(tile, DepthwiseTile(w, bias, x, c, r0, r1, c0, c1, tile)));
     });
     gmax.Update(m);
@@ -194,7 +220,7 @@ void DepthwiseConvAdd(ThreadPool& pool, const I8sDepthwise& w, const float* bias
   const float inv = InvScale(g);
   ForRows(pool, T, C * w.kernel, [&](int64_t t0, int64_t t1) {
     alignas(64) float tile[kTileFloats];
-    ForEachTile(t0, t1, C, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    ForEachDwTile(t0, t1, C, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
       const int64_t len = DepthwiseTile(w, bias, x, c, r0, r1, c0, c1, tile);
       kt.requant_f32_i8(tile, len, inv, kernels::Round::kHalfAway, out->q + r0 * C + c0);
     });

@@ -38,13 +38,16 @@ void AddScaled(ThreadPool& pool, const I8sTensor& a, const I8sTensor& b, const f
 // im2col_asym with lp = K-1, stride 1; spec 3.3.1 step 3):
 //   acc[t][c] = sum_{k<K, t+k-(K-1) >= 0} w[c][k] * x[t+k-(K-1)][c]   (exact int32)
 //   y = (float)acc * (w.scale * x.scale) + bias[c];  round half away, as mul_mat_add.
-// Computed vectorized over channels with the taps transposed at load.
+// Computed vectorized over channels with the taps transposed at load, in float: every
+// product is an integer of magnitude <= 127*127 and every partial sum of K <= kMaxDepthwise
+// taps stays below 2^24, so the float sum IS the int32 sum, exactly, in any order.
+inline constexpr int64_t kMaxDepthwiseKernel = 32;  // also bounds a stack tile
 struct I8sDepthwise {
-  std::vector<int16_t> w;  // [k][c]
+  std::vector<float> w;  // [k][c], integer values
   int64_t kernel = 0, channels = 0;
   float scale = 0;
 };
-// `stored` is the file tensor {K, 1, C}: tap k of channel c at c*K + k.
+// `stored` is the file tensor {K, 1, C}: tap k of channel c at c*K + k. K <= kMaxDepthwiseKernel.
 I8sDepthwise PackDepthwise(const int8_t* stored, int64_t kernel, int64_t channels, float scale);
 
 // out must not alias x. out->q holds C*T bytes.

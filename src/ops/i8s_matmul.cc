@@ -127,8 +127,7 @@ void RequantAll(ThreadPool& pool, const float* y, int64_t n, float g, bool relu,
   const float inv = InvScale(g);
   pool.ParallelFor(n, 256, [&](int64_t b, int64_t e) {
     kt.requant_f32_i8(y + b, e - b, inv, kernels::Round::kHalfAway, q + b);
-    if (relu)
-      for (int64_t i = b; i < e; ++i) q[i] = q[i] < 0 ? 0 : q[i];
+    if (relu) i8s_detail::ReluI8(q + b, e - b);
   });
 }
 
@@ -304,7 +303,7 @@ void MlpReluI8s(ThreadPool& pool, const I8sMatrix& w1, const float* b1, const I8
       GemmTile(kt, w1, xcols, t0, t1, 0, H, reinterpret_cast<int32_t*>(tile), H);
       ConvertTile(kt, tile, H, nt, 0, H, c1, b1);
       kt.requant_f32_i8(tile, nt * H, inv1, kernels::Round::kHalfAway, q1);
-      for (int64_t i = 0; i < nt * H; ++i) q1[i] = q1[i] < 0 ? 0 : q1[i];
+      i8s_detail::ReluI8(q1, nt * H);
       GemmTile(kt, w2, DenseCols(q1, nt, H), 0, nt, 0, C,
                reinterpret_cast<int32_t*>(y2 + t0 * C), C);
       m = std::max(m, ConvertTile(kt, y2 + t0 * C, C, nt, 0, C, c2, b2));

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -19,9 +22,25 @@
 namespace tern::vibeasr {
 namespace {
 
+// Files are per process: ctest runs every TEST as its own process, possibly in parallel, and
+// rewriting a file another process has mapped would kill that process with SIGBUS.
+std::vector<std::string>& Created() {
+  static std::vector<std::string> files;
+  return files;
+}
+std::string TempFile(const std::string& tag) {
+  std::string p = testing::TempDir() + "/tern_encoder_" + tag + "_" + std::to_string(getpid()) +
+                  ".gguf";
+  if (Created().empty()) std::atexit([] {
+      for (const std::string& f : Created()) std::remove(f.c_str());
+    });
+  Created().push_back(p);
+  return p;
+}
+
 std::string TinyPath() {
   static const std::string path = [] {
-    std::string p = testing::TempDir() + "/tern_encoder_tiny.gguf";
+    std::string p = TempFile("tiny");
     SynthOptions o;
     o.geometry = SynthGeometry::kTiny;
     o.seed = 7;
@@ -206,7 +225,7 @@ std::string WriteEdited(const Edit& e, const std::string& tag) {
     if (t.name == e.reshape && ne.size() >= 2) std::swap(ne[0], ne[1]);
     if (!w.AddTensor(t.name, type, ne, std::move(bytes)).ok()) std::abort();
   }
-  const std::string path = testing::TempDir() + "/tern_encoder_" + tag + ".gguf";
+  const std::string path = TempFile(tag);
   if (!w.WriteTo(path).ok()) std::abort();
   return path;
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ops/i8s_elementwise.h"
 #include "tensor/quant_ref.h"
 
 namespace tern::vibeasr {
@@ -104,6 +105,10 @@ Result<VaeGeometry> ReadVaeGeometry(const gguf::File& f, const std::string& P) {
     g.ffn.push_back(h);
   }
   if (g.mixer_kernel == 0) g.mixer_kernel = 8;
+  if (g.mixer_kernel > ops::kMaxDepthwiseKernel)
+    return UnsupportedError("%s: %s depthwise kernel %lld is longer than %lld taps", path,
+                            P.c_str(), static_cast<long long>(g.mixer_kernel),
+                            static_cast<long long>(ops::kMaxDepthwiseKernel));
   const std::string head = P + ".head.conv.conv.weight";
   const gguf::TensorInfo* ht = Find(f, head);
   if (ht == nullptr) return NotFoundError("%s: missing tensor '%s'", path, head.c_str());
@@ -166,8 +171,8 @@ Result<VaeBranchTensors> BindVaeBranch(const gguf::File& f, const VaeGeometry& g
         return;
       }
       const int8_t* q = I8sWeightData(*info);
-      int64_t bad = 0;  // counted without an early exit so the scan vectorizes
-      for (int64_t i = 0; i < info->n_elements; ++i) bad += q[i] == -128;
+      uint8_t bad = 0;  // OR-reduced without an early exit so the scan vectorizes
+      for (int64_t i = 0; i < info->n_elements; ++i) bad |= static_cast<uint8_t>(q[i] == -128);
       for (int64_t i = 0; bad != 0 && i < info->n_elements; ++i)
         if (q[i] == -128) {
           status = FormatError("%s: tensor '%s': element %lld is -128 (I8_S weights are "
