@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -130,6 +131,76 @@ TEST(AxpyF16, SimdMatchesOracleBitExact) {
       std::memcpy(got.data(), base.data(), base.size() * sizeof(float));
       t->axpy_f16(0.3f, v.data(), n, got.data());
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << IsaName(t->isa) << " " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tern::kernels
+
+namespace tern::kernels {
+namespace {
+
+// Ops split rows over threads (ThreadPool::Split on row_align); a row's result must not
+// depend on which range, tile or thread computed it. Here: 1, 2, 3 and 4 aligned parts vs
+// one call, compared byte for byte (float included: per-row reduction order is fixed).
+template <typename Run>
+void ExpectSplitInvariant(int64_t nr, int64_t align, size_t out_elems, size_t elem_bytes,
+                          Run run) {
+  std::vector<uint8_t> whole(out_elems * elem_bytes, 0);
+  run(0, nr, whole.data());
+  for (int parts : {2, 3, 4}) {
+    std::vector<uint8_t> split(out_elems * elem_bytes, 0);
+    const int64_t blocks = (nr + align - 1) / align;
+    for (int p = 0; p < parts; ++p) {
+      const int64_t b = std::min(nr, blocks * p / parts * align);
+      const int64_t e = std::min(nr, blocks * (p + 1) / parts * align);
+      if (b < e) run(b, e, split.data());
+    }
+    ASSERT_EQ(whole, split) << parts << " parts";
+  }
+}
+
+TEST(RowSplits, GiveIdenticalBytes) {
+  std::mt19937 rng(12);
+  const int64_t k = 1024, nr = 150, ldo = nr;
+  std::vector<uint8_t> codes(static_cast<size_t>(nr * k));
+  for (auto& c : codes) c = static_cast<uint8_t>(rng() % 3);
+  const std::vector<uint8_t> canon = ktest::EncodeI2s(codes, k, nr);
+  std::vector<int8_t> w8(static_cast<size_t>(nr * k));
+  for (auto& v : w8) v = static_cast<int8_t>(rng() % 255 - 127);
+  std::vector<uint16_t> w16(static_cast<size_t>(nr * k));
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (auto& v : w16) {
+    const float f = nd(rng);
+    Scalar().f32_to_f16(&f, 1, &v);
+  }
+  for (int64_t n : {1, 3, 13}) {
+    std::vector<float> x(static_cast<size_t>(n * k));
+    for (auto& v : x) v = nd(rng);
+    std::vector<int8_t> q(x.size()), x8(x.size());
+    for (auto& v : x8) v = static_cast<int8_t>(rng() % 255 - 127);
+    std::vector<float> s(static_cast<size_t>(n));
+    std::vector<int32_t> sums(static_cast<size_t>(n));
+    Scalar().quantize_rows_i8(x.data(), n, k, k, q.data(), k, s.data(), sums.data());
+    for (const KernelTable* t : AllTables()) {
+      SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " n=" << n);
+      std::vector<uint8_t> p2(t->i2s_packed_bytes(k, nr)), p8(t->i8_packed_bytes(k, nr));
+      t->pack_i2s(canon.data(), k, nr, p2.data());
+      t->pack_i8(w8.data(), k, nr, p8.data());
+      const size_t elems = static_cast<size_t>(n * ldo);
+      ExpectSplitInvariant(nr, t->i2s_row_align, elems, 4, [&](int64_t b, int64_t e, uint8_t* o) {
+        t->gemm_i2s_i8(p2.data(), k, nr, b, e, 0.25f, q.data(), k, s.data(), sums.data(), n,
+                       reinterpret_cast<float*>(o), ldo);
+      });
+      ExpectSplitInvariant(nr, t->i8_row_align, elems, 4, [&](int64_t b, int64_t e, uint8_t* o) {
+        t->gemm_i8_i8(p8.data(), k, nr, b, e, x8.data(), k, n, reinterpret_cast<int32_t*>(o),
+                      ldo);
+      });
+      ExpectSplitInvariant(nr, 1, elems, 4, [&](int64_t b, int64_t e, uint8_t* o) {
+        t->gemm_f16_f32(w16.data(), k, k, b, e, x.data(), k, n, reinterpret_cast<float*>(o),
+                        ldo);
+      });
     }
   }
 }
