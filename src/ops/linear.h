@@ -12,7 +12,8 @@
 //     as I2_S (amax/127 with the 1e-5 floor; |q| <= 127 always holds). Accumulate int32:
 //       y = ((float)C / s) * w_scale[r]
 //     (s is the quantizing multiplier 127/amax, so 1/s is seed 003's aScale.)
-//   * F16 as stored (kernels gemm_f16_f32, float accumulation).
+//   * F16 as stored (kernels gemm_f16_f32, float accumulation; x stays F32, where ggml would
+//     round it to F16 first).
 //
 // Determinism: every output element is computed by exactly one thread by the same kernel call
 // shape whatever the thread count (row ranges are multiples of the kernel's row_align, integer

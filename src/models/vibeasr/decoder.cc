@@ -26,22 +26,42 @@ DecoderState::DecoderState(const Decoder& decoder, int64_t max_tokens)
       c_(decoder.config()),
       max_tokens_(std::max<int64_t>(1, max_tokens)),
       batch_(std::min(kPrefillBatch, max_tokens_)) {
+  AllocateBuffers();
+}
+
+DecoderState::DecoderState(const DecoderState& o)
+    : d_(o.d_),
+      c_(o.c_),
+      max_tokens_(o.max_tokens_),
+      batch_(o.batch_),
+      n_cached_(o.n_cached_),
+      timings_(o.timings_) {
+  AllocateBuffers();
+  // The cache is [segment][max_tokens][head_dim] with one segment per (layer, K|V, KV head);
+  // only the first n_cached rows of each segment hold data.
+  const int64_t seg = max_tokens_ * c_.head_dim, used = n_cached_ * c_.head_dim;
+  for (int64_t s = 0; s < c_.layers * 2 * c_.kv_heads; ++s) {
+    std::memcpy(kv_.data() + s * seg, o.kv_.data() + s * seg,
+                static_cast<size_t>(used) * sizeof(uint16_t));
+  }
+}
+
+void DecoderState::AllocateBuffers() {
   const int64_t h = c_.hidden, kvd = c_.kv_heads * c_.head_dim, qd = c_.heads * c_.head_dim;
-  kv_.resize(static_cast<size_t>(c_.layers * 2 * kvd * max_tokens_));
-  auto sz = [&](int64_t per_row) { return static_cast<size_t>(batch_ * per_row); };
-  x_.resize(sz(h));
-  xn_.resize(sz(h));
-  q_.resize(sz(qd));
-  k_.resize(sz(kvd));
-  v_.resize(sz(kvd));
-  attn_.resize(sz(qd));
-  tmp_.resize(sz(h));
-  gate_.resize(sz(c_.ffn));
-  up_.resize(sz(c_.ffn));
-  act_q_.resize(sz(std::max({h, qd, c_.ffn})));
-  act_scale_.resize(sz(1));
-  act_sum_.resize(sz(1));
-  pos_.resize(sz(1));
+  kv_.Allocate(c_.layers * 2 * kvd * max_tokens_);
+  x_.Allocate(batch_ * h);
+  xn_.Allocate(batch_ * h);
+  q_.Allocate(batch_ * qd);
+  k_.Allocate(batch_ * kvd);
+  v_.Allocate(batch_ * kvd);
+  attn_.Allocate(batch_ * qd);
+  tmp_.Allocate(batch_ * h);
+  gate_.Allocate(batch_ * c_.ffn);
+  up_.Allocate(batch_ * c_.ffn);
+  act_q_.Allocate(batch_ * std::max({h, qd, c_.ffn}));
+  act_scale_.Allocate(batch_);
+  act_sum_.Allocate(batch_);
+  pos_.Allocate(batch_);
 }
 
 void DecoderState::Reset() {
@@ -117,7 +137,7 @@ void DecoderState::Forward(const DecoderInput* inputs, int64_t n, ThreadPool& po
     } else {
       std::memcpy(xr, inputs[i].embedding, static_cast<size_t>(h) * sizeof(float));
     }
-    pos_[i] = inputs[i].pos;
+    pos_.data()[i] = inputs[i].pos;
   }
   for (int64_t l = 0; l < c_.layers; ++l) Layer(l, n, pool);
   n_cached_ += n;

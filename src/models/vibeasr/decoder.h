@@ -53,8 +53,12 @@ struct DecoderInput {
 
 class DecoderState {
  public:
-  // `max_tokens` cache rows (clamped to at least 1); the cache and scratch are allocated here.
+  // `max_tokens` cache rows (clamped to at least 1); the cache and scratch are reserved here
+  // but left untouched, so memory is committed only as rows are used.
   DecoderState(const Decoder& decoder, int64_t max_tokens);
+  // A fork of the sequence (beam search): copies only the cached rows.
+  DecoderState(const DecoderState& other);
+  DecoderState& operator=(const DecoderState&) = delete;
 
   // Appends `inputs` to the cache (in batches of up to kPrefillBatch rows, GEMM path) and
   // writes the logits of the LAST input (vocab floats) to *last_logits (resized). Errors
@@ -87,6 +91,23 @@ class DecoderState {
   void Layer(int64_t l, int64_t n, ThreadPool& pool);
   void Head(const float* x, ThreadPool& pool, float* logits);
 
+  // Heap storage that is not value-initialized (pages are committed on first write).
+  template <typename T>
+  class Buffer {
+   public:
+    void Allocate(int64_t n) {
+      p_.reset(new T[static_cast<size_t>(n)]);
+      n_ = n;
+    }
+    T* data() const { return p_.get(); }
+    int64_t size() const { return n_; }
+
+   private:
+    std::unique_ptr<T[]> p_;
+    int64_t n_ = 0;
+  };
+  void AllocateBuffers();
+
   const Decoder& d_;
   const DecoderConfig& c_;
   int64_t max_tokens_;
@@ -94,12 +115,12 @@ class DecoderState {
   int64_t n_cached_ = 0;
   Timings timings_;
 
-  std::vector<uint16_t> kv_;  // [layer][K|V][kv_head][max_tokens][head_dim]
+  Buffer<uint16_t> kv_;  // [layer][K|V][kv_head][max_tokens][head_dim]
   // Activations of one batch (row-major, batch_ rows).
-  std::vector<float> x_, xn_, q_, k_, v_, attn_, tmp_, gate_, up_;
-  std::vector<int8_t> act_q_;
-  std::vector<float> act_scale_;
-  std::vector<int32_t> act_sum_, pos_;
+  Buffer<float> x_, xn_, q_, k_, v_, attn_, tmp_, gate_, up_;
+  Buffer<int8_t> act_q_;
+  Buffer<float> act_scale_;
+  Buffer<int32_t> act_sum_, pos_;
   std::vector<float> attn_scratch_;
 };
 

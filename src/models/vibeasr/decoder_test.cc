@@ -219,6 +219,36 @@ TEST(DecoderTest, PositionGapRotatesByPositionButMasksByCacheOrder) {
       << "the RoPE position must matter";
 }
 
+// Beam search forks a state: the copy carries the cached rows and nothing else is shared.
+TEST(DecoderTest, CopiedStateContinuesIndependently) {
+  TinyLmSpec spec;
+  Loaded l = Load(spec);
+  ASSERT_TRUE(l.dec);
+  const Prompt p = MakePrompt(spec.hidden, spec.vocab, 7, 3, 2, 16);
+  const int32_t n = static_cast<int32_t>(p.inputs.size());
+  ThreadPool pool(2);
+  DecoderState st(*l.dec, 32);
+  std::vector<float> logits, a1, a2, b1, fa1, fb1;
+  ASSERT_TRUE(st.Prefill(p.inputs, pool, &logits).ok());
+  DecoderState fork(st);
+  EXPECT_EQ(fork.n_cached(), n);
+  // The fork takes a different token, then the original continues as if it never existed.
+  ASSERT_TRUE(fork.Step(11, n, pool, &fb1).ok());
+  ASSERT_TRUE(st.Step(10, n, pool, &a1).ok());
+  ASSERT_TRUE(st.Step(12, n + 1, pool, &a2).ok());
+  DecoderState fresh(*l.dec, 32);
+  ASSERT_TRUE(fresh.Prefill(p.inputs, pool, &logits).ok());
+  ASSERT_TRUE(fresh.Step(11, n, pool, &b1).ok());
+  EXPECT_EQ(std::memcmp(fb1.data(), b1.data(), b1.size() * 4), 0);
+  DecoderState fresh2(*l.dec, 32);
+  ASSERT_TRUE(fresh2.Prefill(p.inputs, pool, &logits).ok());
+  ASSERT_TRUE(fresh2.Step(10, n, pool, &fa1).ok());
+  EXPECT_EQ(std::memcmp(fa1.data(), a1.data(), a1.size() * 4), 0);
+  ASSERT_TRUE(fresh2.Step(12, n + 1, pool, &fa1).ok());
+  EXPECT_EQ(std::memcmp(fa1.data(), a2.data(), a2.size() * 4), 0);
+  EXPECT_GT(MaxAbsDiff(a1, fb1), 0.0) << "different tokens must give different logits";
+}
+
 TEST(DecoderTest, ResetStartsAFreshSequence) {
   TinyLmSpec spec;
   Loaded l = Load(spec);
