@@ -198,13 +198,18 @@ std::string TypeText(const Value& v) {
   return StrFormat("array of %s", ValueTypeName(v.elem_type));
 }
 
-Status KeyTypeError(const std::string& file, std::string_view key, const char* want,
-                    const Value& got) {
-  return FormatError("%s: key '%.*s': expected %s, got %s", file.c_str(),
-                     static_cast<int>(key.size()), key.data(), want, TypeText(got).c_str());
+Status KeyTypeError(const std::string& where, const char* want, const Value& got) {
+  return FormatError("%s: expected %s, got %s", where.c_str(), want, TypeText(got).c_str());
 }
 
 }  // namespace
+
+std::string File::KeyWhere(std::string_view key) const {
+  auto it = kv_index_.find(key);
+  const unsigned long long at = it == kv_index_.end() ? 0 : kv_offsets_[it->second];
+  return StrFormat("%s: key '%.*s' at offset %llu", name_.c_str(), static_cast<int>(key.size()),
+                   key.data(), at);
+}
 
 #define TERN_GGUF_LOOKUP(v, key)                                                          \
   const Value* v = Find(key);                                                             \
@@ -215,7 +220,7 @@ Status KeyTypeError(const std::string& file, std::string_view key, const char* w
 
 Result<std::string> File::GetString(std::string_view key) const {
   TERN_GGUF_LOOKUP(v, key);
-  if (v->type != ValueType::kString) return KeyTypeError(name_, key, "string", *v);
+  if (v->type != ValueType::kString) return KeyTypeError(KeyWhere(key), "string", *v);
   return v->s;
 }
 
@@ -224,33 +229,32 @@ Result<uint64_t> File::GetU64(std::string_view key) const {
   if (IsUnsigned(v->type)) return v->u;
   if (IsSigned(v->type) && v->i >= 0) return static_cast<uint64_t>(v->i);
   if (IsSigned(v->type)) {
-    return FormatError("%s: key '%.*s': expected a non-negative integer, got %lld", name_.c_str(),
-                       static_cast<int>(key.size()), key.data(), static_cast<long long>(v->i));
+    return FormatError("%s: expected a non-negative integer, got %lld", KeyWhere(key).c_str(),
+                       static_cast<long long>(v->i));
   }
-  return KeyTypeError(name_, key, "an unsigned integer", *v);
+  return KeyTypeError(KeyWhere(key), "an unsigned integer", *v);
 }
 
 Result<int64_t> File::GetI64(std::string_view key) const {
   TERN_GGUF_LOOKUP(v, key);
   if (auto i = AsI64(*v)) return *i;
   if (IsUnsigned(v->type)) {
-    return FormatError("%s: key '%.*s': value %llu does not fit in int64", name_.c_str(),
-                       static_cast<int>(key.size()), key.data(),
+    return FormatError("%s: value %llu does not fit in int64", KeyWhere(key).c_str(),
                        static_cast<unsigned long long>(v->u));
   }
-  return KeyTypeError(name_, key, "an integer", *v);
+  return KeyTypeError(KeyWhere(key), "an integer", *v);
 }
 
 Result<double> File::GetF64(std::string_view key) const {
   TERN_GGUF_LOOKUP(v, key);
   if (auto f = AsF64(*v)) return *f;
-  return KeyTypeError(name_, key, "a number", *v);
+  return KeyTypeError(KeyWhere(key), "a number", *v);
 }
 
 Result<std::vector<std::string>> File::GetStringArray(std::string_view key) const {
   TERN_GGUF_LOOKUP(v, key);
   if (v->type != ValueType::kArray || v->elem_type != ValueType::kString) {
-    return KeyTypeError(name_, key, "array of string", *v);
+    return KeyTypeError(KeyWhere(key), "array of string", *v);
   }
   std::vector<std::string> out;
   out.reserve(v->arr.size());
@@ -261,15 +265,14 @@ Result<std::vector<std::string>> File::GetStringArray(std::string_view key) cons
 Result<std::vector<int64_t>> File::GetIntArray(std::string_view key) const {
   TERN_GGUF_LOOKUP(v, key);
   if (v->type != ValueType::kArray || !(IsSigned(v->elem_type) || IsUnsigned(v->elem_type))) {
-    return KeyTypeError(name_, key, "array of integers", *v);
+    return KeyTypeError(KeyWhere(key), "array of integers", *v);
   }
   std::vector<int64_t> out;
   out.reserve(v->arr.size());
   for (size_t k = 0; k < v->arr.size(); ++k) {
     auto i = AsI64(v->arr[k]);
     if (!i) {
-      return FormatError("%s: key '%.*s': element %zu does not fit in int64", name_.c_str(),
-                         static_cast<int>(key.size()), key.data(), k);
+      return FormatError("%s: element %zu does not fit in int64", KeyWhere(key).c_str(), k);
     }
     out.push_back(*i);
   }
@@ -280,7 +283,7 @@ Result<std::vector<double>> File::GetFloatArray(std::string_view key) const {
   TERN_GGUF_LOOKUP(v, key);
   if (v->type != ValueType::kArray ||
       !(IsFloat(v->elem_type) || IsSigned(v->elem_type) || IsUnsigned(v->elem_type))) {
-    return KeyTypeError(name_, key, "array of numbers", *v);
+    return KeyTypeError(KeyWhere(key), "array of numbers", *v);
   }
   std::vector<double> out;
   out.reserve(v->arr.size());

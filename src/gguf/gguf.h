@@ -145,7 +145,8 @@ class File {
   const std::vector<std::pair<std::string, Value>>& kv() const { return kv_; }
   const Value* Find(std::string_view key) const;
 
-  // Typed getters: NotFound if absent, Format error naming the key if the type differs.
+  // Typed getters: NotFound if absent, Format error naming the file, the key and its
+  // offset if the type differs.
   // Integer getters accept any integer type whose value fits.
   Result<std::string> GetString(std::string_view key) const;
   Result<uint64_t> GetU64(std::string_view key) const;
@@ -169,6 +170,9 @@ class File {
   uint64_t data_offset_ = 0;
   std::vector<std::pair<std::string, Value>> kv_;
   std::map<std::string, size_t, std::less<>> kv_index_;
+  std::vector<uint64_t> kv_offsets_;  // byte offset of each KV record, for messages
+  // "file: key 'k' at offset N" for getter errors.
+  std::string KeyWhere(std::string_view key) const;
   std::vector<TensorInfo> tensors_;
   std::map<std::string, size_t, std::less<>> tensor_index_;
   friend class Parser;

@@ -249,6 +249,7 @@ Status Parser::ReadKvs(uint64_t n_kv) {
     }
     if (key == "general.alignment") alignment_value_offset_ = value_at;
     f_->kv_index_.emplace(key, f_->kv_.size());
+    f_->kv_offsets_.push_back(key_at);
     f_->kv_.emplace_back(std::move(key), std::move(v));
   }
   if (const Value* a = f_->Find("general.alignment")) {
