@@ -4,6 +4,7 @@
 #include <cstdlib>
 #ifdef __linux__
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 #include "base/check.h"
@@ -40,6 +41,22 @@ ops::I8sConv1d PackCausalConv(const gguf::TensorInfo& t, int64_t stride) {
                          t.ne[0] - stride, 0);
 }
 
+// Once an I8_S weight lives in its packed copy, drop the mapped pages of the original from
+// this process (they are file-backed: touching them again would just read them back), so
+// the weights are resident once, not twice (~700 MB for the published file), also during
+// Load. Only whole pages inside the tensor are released, never the F32 tensors the model
+// still reads.
+void ReleasePages(const gguf::TensorInfo& t) {
+#ifdef __linux__
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t b = (reinterpret_cast<uintptr_t>(t.data) + page - 1) / page * page;
+  const uintptr_t e = (reinterpret_cast<uintptr_t>(t.data) + t.n_bytes) / page * page;
+  if (e > b) madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED);  // advice only
+#else
+  (void)t;
+#endif
+}
+
 }  // namespace
 
 struct Encoder::BranchModel {
@@ -66,34 +83,49 @@ Result<std::unique_ptr<Encoder>> Encoder::Load(const std::string& path) {
     TERN_ASSIGN_OR_RETURN(VaeGeometry geo, ReadVaeGeometry(*file, kPrefixes[b]));
     TERN_ASSIGN_OR_RETURN(VaeBranchTensors t, BindVaeBranch(*file, geo));
     auto m = std::make_unique<BranchModel>();
+    // Check, pack and release one I8_S tensor at a time (bounded load-time memory).
+    auto linear = [&](const gguf::TensorInfo& w, ops::I8sMatrix* out) {
+      TERN_RETURN_IF_ERROR(CheckI8sWeightValues(*file, w));
+      *out = PackLinear(w);
+      ReleasePages(w);
+      return Status::Ok();
+    };
+    auto conv = [&](const gguf::TensorInfo& w, int64_t stride, ops::I8sConv1d* out) {
+      TERN_RETURN_IF_ERROR(CheckI8sWeightValues(*file, w));
+      *out = PackCausalConv(w, stride);
+      ReleasePages(w);
+      return Status::Ok();
+    };
     for (int s = 0; s < geo.stages(); ++s) {
       const VaeStageTensors& st = t.stages[s];
       StageModel sm;
-      sm.down = PackCausalConv(*st.down_w, geo.strides[s]);
+      TERN_RETURN_IF_ERROR(conv(*st.down_w, geo.strides[s], &sm.down));
       sm.down_b = F32Data(*st.down_b);
       for (const VaeBlockTensors& bt : st.blocks) {
         BlockModel bm;
         bm.norm = F32Data(*bt.norm);
+        TERN_RETURN_IF_ERROR(CheckI8sWeightValues(*file, *bt.mixer_w));
         bm.mixer = ops::PackDepthwise(I8sWeightData(*bt.mixer_w), bt.mixer_w->ne[0],
                                       bt.mixer_w->ne[2], I8sWeightScale(*bt.mixer_w));
+        ReleasePages(*bt.mixer_w);
         bm.mixer_b = F32Data(*bt.mixer_b);
         bm.gamma = F32Data(*bt.gamma);
         bm.ffn_norm = F32Data(*bt.ffn_norm);
-        bm.fc1 = PackLinear(*bt.fc1_w);
+        TERN_RETURN_IF_ERROR(linear(*bt.fc1_w, &bm.fc1));
         bm.fc1_b = F32Data(*bt.fc1_b);
-        bm.fc2 = PackLinear(*bt.fc2_w);
+        TERN_RETURN_IF_ERROR(linear(*bt.fc2_w, &bm.fc2));
         bm.fc2_b = F32Data(*bt.fc2_b);
         bm.ffn_gamma = F32Data(*bt.ffn_gamma);
         sm.blocks.push_back(std::move(bm));
       }
       m->stages.push_back(std::move(sm));
     }
-    m->head = PackCausalConv(*t.head_w, 1);
+    TERN_RETURN_IF_ERROR(conv(*t.head_w, 1, &m->head));
     m->head_b = F32Data(*t.head_b);
-    m->fc1 = PackLinear(*t.conn_fc1_w);
+    TERN_RETURN_IF_ERROR(linear(*t.conn_fc1_w, &m->fc1));
     m->fc1_b = F32Data(*t.conn_fc1_b);
     m->norm = F32Data(*t.conn_norm);
-    m->fc2 = PackLinear(*t.conn_fc2_w);
+    TERN_RETURN_IF_ERROR(linear(*t.conn_fc2_w, &m->fc2));
     m->fc2_b = F32Data(*t.conn_fc2_b);
     m->geo = std::move(geo);
     enc->branches_[b] = std::move(m);

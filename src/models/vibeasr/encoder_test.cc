@@ -205,6 +205,7 @@ struct Edit {
   std::string retype;       // tensor written as F32 (values reinterpreted, size adjusted)
   std::string reshape;      // tensor whose ne[0] and ne[1] are swapped
   bool drop_kv = false;     // leave out the vae.* keys
+  std::string poison;       // I8_S tensor whose element 5 becomes -128
 };
 
 std::string WriteEdited(const Edit& e, const std::string& tag) {
@@ -223,6 +224,7 @@ std::string WriteEdited(const Edit& e, const std::string& tag) {
       bytes.assign(static_cast<size_t>(t.n_elements) * 4, 0);
     }
     if (t.name == e.reshape && ne.size() >= 2) std::swap(ne[0], ne[1]);
+    if (t.name == e.poison) bytes[5] = 0x80;
     if (!w.AddTensor(t.name, type, ne, std::move(bytes)).ok()) std::abort();
   }
   const std::string path = TempFile(tag);
@@ -233,14 +235,14 @@ std::string WriteEdited(const Edit& e, const std::string& tag) {
 TEST(Encoder, LoadErrorsNameTheTensor) {
   {
     const std::string name = "semantic.stages.2.0.ffn.linear1.bias";
-    auto r = Encoder::Load(WriteEdited(Edit{name, "", "", false}, "missing"));
+    auto r = Encoder::Load(WriteEdited(Edit{name, "", "", false, ""}, "missing"));
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), ErrorCode::kNotFound);
     EXPECT_NE(r.status().message().find(name), std::string::npos) << r.status().message();
   }
   {
     const std::string name = "acoustic.stages.1.0.ffn.linear2.weight";
-    auto r = Encoder::Load(WriteEdited(Edit{"", name, "", false}, "retyped"));
+    auto r = Encoder::Load(WriteEdited(Edit{"", name, "", false, ""}, "retyped"));
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find(name), std::string::npos) << r.status().message();
     EXPECT_NE(r.status().message().find("expected I8_S, got F32"), std::string::npos)
@@ -248,16 +250,26 @@ TEST(Encoder, LoadErrorsNameTheTensor) {
   }
   {
     const std::string name = "acoustic_connector.fc1.weight";
-    auto r = Encoder::Load(WriteEdited(Edit{"", "", name, false}, "reshaped"));
+    auto r = Encoder::Load(WriteEdited(Edit{"", "", name, false, ""}, "reshaped"));
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find(name), std::string::npos) << r.status().message();
   }
   {
     const std::string name = "semantic.stages.4.0.mixer.conv.conv.conv.weight";
-    auto r = Encoder::Load(WriteEdited(Edit{"", "", name, false}, "reshaped2"));
+    auto r = Encoder::Load(WriteEdited(Edit{"", "", name, false, ""}, "reshaped2"));
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find(name), std::string::npos) << r.status().message();
     EXPECT_NE(r.status().message().find("expected shape"), std::string::npos);
+  }
+  {
+    const std::string name = "semantic.stages.6.1.ffn.linear2.weight";
+    Edit e;
+    e.poison = name;
+    auto r = Encoder::Load(WriteEdited(e, "poisoned"));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find(name), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("element 5 is -128"), std::string::npos)
+        << r.status().message();
   }
   {
     auto r = Encoder::Load(testing::TempDir() + "/does_not_exist.gguf");
@@ -266,7 +278,7 @@ TEST(Encoder, LoadErrorsNameTheTensor) {
 }
 
 TEST(Encoder, GeometryWithoutKvKeysFallsBackToTensorShapes) {
-  auto r = Encoder::Load(WriteEdited(Edit{"", "", "", true}, "nokv"));
+  auto r = Encoder::Load(WriteEdited(Edit{"", "", "", true, ""}, "nokv"));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const VaeGeometry& g = (*r)->geometry(Branch::kSemantic);
   EXPECT_EQ(g.strides, (std::vector<int64_t>{1, 2, 2, 4, 5, 5, 8}));

@@ -129,6 +129,18 @@ void SizeVaeBranch(const VaeGeometry& g, VaeBranchTensors* t) {
 
 float I8sWeightScale(const gguf::TensorInfo& t) { return ReadI8SScale(t.data, t.n_elements); }
 
+Status CheckI8sWeightValues(const gguf::File& f, const gguf::TensorInfo& t) {
+  const int8_t* q = I8sWeightData(t);
+  uint8_t bad = 0;  // OR-reduced without an early exit so the scan vectorizes
+  for (int64_t i = 0; i < t.n_elements; ++i) bad |= static_cast<uint8_t>(q[i] == -128);
+  for (int64_t i = 0; bad != 0 && i < t.n_elements; ++i)
+    if (q[i] == -128)
+      return FormatError("%s: tensor '%s': element %lld is -128 (I8_S weights are in "
+                         "[-127, 127])", f.path().c_str(), t.name.c_str(),
+                         static_cast<long long>(i));
+  return Status::Ok();
+}
+
 Result<VaeBranchTensors> BindVaeBranch(const gguf::File& f, const VaeGeometry& g) {
   VaeBranchTensors t;
   SizeVaeBranch(g, &t);
@@ -170,15 +182,6 @@ Result<VaeBranchTensors> BindVaeBranch(const gguf::File& f, const VaeGeometry& g
                              path, name.c_str(), static_cast<double>(sc));
         return;
       }
-      const int8_t* q = I8sWeightData(*info);
-      uint8_t bad = 0;  // OR-reduced without an early exit so the scan vectorizes
-      for (int64_t i = 0; i < info->n_elements; ++i) bad |= static_cast<uint8_t>(q[i] == -128);
-      for (int64_t i = 0; bad != 0 && i < info->n_elements; ++i)
-        if (q[i] == -128) {
-          status = FormatError("%s: tensor '%s': element %lld is -128 (I8_S weights are "
-                               "in [-127, 127])", path, name.c_str(), static_cast<long long>(i));
-          return;
-        }
     }
     *slot = info;
   });

@@ -100,8 +100,12 @@ void ForEachVaeTensor(const VaeGeometry& g, VaeBranchTensors* t, Fn&& fn) {
 }
 
 // Runs the table against `f`: every tensor must exist with the listed type and shape; F32
-// tensors must be finite; I8_S values must lie in [-127, 127] with a finite scale >= 0.
+// tensors must be finite; I8_S scales finite and >= 0.
 Result<VaeBranchTensors> BindVaeBranch(const gguf::File& f, const VaeGeometry& g);
+
+// I8_S weight values must lie in [-127, 127] (what the int8 kernels assume). Separate from
+// BindVaeBranch so a loader can check, pack and release one tensor at a time.
+Status CheckI8sWeightValues(const gguf::File& f, const gguf::TensorInfo& t);
 
 // The in-band multiplier of an I8_S tensor and its values.
 float I8sWeightScale(const gguf::TensorInfo& t);
