@@ -17,6 +17,10 @@ struct Options {
   const kernels::KernelTable* table = nullptr;  // TERN_ISA / --isa, already validated
   std::string mode = "auto";  // weights: "hot" (reused), "cold" (> L3 of copies), "auto"
   std::string filter;         // only cases whose kernel name contains this
+  // "wall": elapsed time. "cpu": process CPU time / threads, for a shared, oversubscribed
+  // machine where time slicing dominates wall time (assumes the threads are not starved
+  // of memory bandwidth by the neighbours, which CPU time cannot see).
+  std::string clock = "wall";
   double min_seconds = 0.3;   // per case: at least this long and at least `min_reps` reps
   int min_reps = 5;
 };
@@ -28,6 +32,7 @@ struct Record {
   int64_t k = 0, n_rows = 0, n = 0;
   int threads = 1;
   std::string mode;
+  std::string clock;
   int reps = 0;
   double median_us = 0, gops = 0, weight_gbs = 0;
 };

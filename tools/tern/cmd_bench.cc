@@ -1,4 +1,5 @@
-// tern bench <suite> [--threads N] [--json] [--isa X] [--mode hot|cold|auto] [--filter S]
+// tern bench <suite> [--threads N] [--json] [--isa X] [--mode hot|cold|auto] [--clock wall|cpu]
+//                    [--filter S] [--min-seconds S] [--min-reps N]
 // Suites register themselves (bench.h); this file owns the shared flags and the output.
 // Exit codes: 0 ok, 1 a suite or the ISA selection failed, 2 usage.
 #include <CLI/CLI.hpp>
@@ -23,16 +24,16 @@ std::vector<Suite>& Registry() {
 namespace {
 
 void PrintHeader() {
-  std::printf("%-16s %-7s %6s %7s %4s %3s %-4s %5s %12s %9s %9s\n", "kernel", "isa", "K", "N",
-              "n", "thr", "mode", "reps", "median_us", "GOPS", "wGB/s");
+  std::printf("%-16s %-7s %6s %7s %4s %3s %-4s %-4s %5s %12s %9s %9s\n", "kernel", "isa", "K",
+              "N", "n", "thr", "mode", "clk", "reps", "median_us", "GOPS", "wGB/s");
 }
 
 void PrintRow(const bench::Record& r) {
   {
-    std::printf("%-16s %-7s %6lld %7lld %4lld %3d %-4s %5d %12.1f %9.1f %9.2f\n",
+    std::printf("%-16s %-7s %6lld %7lld %4lld %3d %-4s %-4s %5d %12.1f %9.1f %9.2f\n",
                 r.kernel.c_str(), r.isa.c_str(), static_cast<long long>(r.k),
                 static_cast<long long>(r.n_rows), static_cast<long long>(r.n), r.threads,
-                r.mode.c_str(), r.reps, r.median_us, r.gops, r.weight_gbs);
+                r.mode.c_str(), r.clock.c_str(), r.reps, r.median_us, r.gops, r.weight_gbs);
     std::fflush(stdout);
   }
 }
@@ -41,7 +42,8 @@ void PrintJson(const std::vector<bench::Record>& recs) {
   nlohmann::json out = nlohmann::json::array();
   for (const bench::Record& r : recs) {
     out.push_back({{"kernel", r.kernel}, {"isa", r.isa}, {"K", r.k}, {"N", r.n_rows},
-                   {"n", r.n}, {"threads", r.threads}, {"mode", r.mode}, {"reps", r.reps},
+                   {"n", r.n}, {"threads", r.threads}, {"mode", r.mode}, {"clock", r.clock},
+                   {"reps", r.reps},
                    {"median_us", r.median_us}, {"gops", r.gops},
                    {"weight_gbs", r.weight_gbs}});
   }
@@ -71,6 +73,8 @@ int CmdBench(int argc, char** argv) {
   app.add_option("--isa", isa_name, "kernel ISA (default: TERN_ISA or the best available)");
   app.add_option("--mode", opt.mode, "weights hot (reused), cold (streamed from DRAM), auto")
       ->check(CLI::IsMember({"hot", "cold", "auto"}));
+  app.add_option("--clock", opt.clock, "wall, or cpu = process CPU time / threads")
+      ->check(CLI::IsMember({"wall", "cpu"}));
   app.add_option("--filter", opt.filter, "only cases whose kernel name contains this");
   app.add_option("--min-seconds", opt.min_seconds, "minimum time per case")
       ->check(CLI::Range(0.0, 600.0));
