@@ -6,8 +6,6 @@
 
 namespace tern::ops {
 
-float Silu(float x) { return x / (1.0f + std::exp(-x)); }
-
 void SwiGlu(ThreadPool& pool, const float* gate, int64_t ldg, const float* up, int64_t ldu,
             int64_t rows, int64_t n, float* out, int64_t ldo) {
   // Split the columns too when there is a single row (decode): 8960 exps are worth a thread.

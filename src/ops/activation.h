@@ -6,13 +6,14 @@
 // Threaded by rows; every row is computed by one thread in index order.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "runtime/thread_pool.h"
 
 namespace tern::ops {
 
-float Silu(float x);
+inline float Silu(float x) { return x / (1.0f + std::exp(-x)); }
 
 // out[r*ldo + i] = silu(gate[r*ldg + i]) * up[r*ldu + i]; out may alias gate or up.
 void SwiGlu(ThreadPool& pool, const float* gate, int64_t ldg, const float* up, int64_t ldu,

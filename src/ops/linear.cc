@@ -5,6 +5,7 @@
 
 #include "base/check.h"
 #include "kernels/kernels.h"
+#include "ops/activation.h"
 #include "ops/embedding.h"
 #include "ops/parallel.h"
 
@@ -62,6 +63,26 @@ void LinearI2S(ThreadPool& pool, const QuantizedRows& x, const I2SProjection* pr
     }
   };
   ParallelRanges(pool, total, align, total * x.k * std::max<int64_t>(1, x.rows) / 16, run);
+}
+
+void LinearI2SSwiGlu(ThreadPool& pool, const QuantizedRows& x, const I2SMatrix& gate,
+                     const I2SMatrix& up, float* out, float* up_scratch, int64_t ldo) {
+  TERN_CHECK(gate.k == x.k && up.k == x.k && gate.n == up.n);
+  const auto& kt = kernels::Kernels();
+  const int64_t align = std::max<int64_t>(1, kt.i2s_row_align);
+  auto run = [&](int64_t r0, int64_t r1) {
+    kt.gemm_i2s_i8(gate.packed, x.k, gate.n, r0, r1, gate.scale, x.q, x.ldq, x.scale, x.sums,
+                   x.rows, out, ldo);
+    kt.gemm_i2s_i8(up.packed, x.k, up.n, r0, r1, up.scale, x.q, x.ldq, x.scale, x.sums,
+                   x.rows, up_scratch, ldo);
+    for (int64_t j = 0; j < x.rows; ++j) {
+      float* o = out + j * ldo;
+      const float* u = up_scratch + j * ldo;
+      for (int64_t r = r0; r < r1; ++r) o[r] = Silu(o[r]) * u[r];
+    }
+  };
+  ParallelRanges(pool, gate.n, align, 2 * gate.n * x.k * std::max<int64_t>(1, x.rows) / 16,
+                 run);
 }
 
 Result<I8Matrix> QuantizeWeightsI8(DType type, const uint8_t* data, int64_t k, int64_t n,

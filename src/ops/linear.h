@@ -74,6 +74,12 @@ inline void LinearI2S(ThreadPool& pool, const QuantizedRows& x, const I2SProject
   LinearI2S(pool, x, &p, 1);
 }
 
+// The SwiGLU pair of an FFN: out = silu(gate x) * (up x). Each thread computes both
+// projections and the product for its own output rows, in one parallel region (bytes equal
+// to LinearI2S twice followed by SwiGlu). `up_scratch` holds x.rows * ldo floats.
+void LinearI2SSwiGlu(ThreadPool& pool, const QuantizedRows& x, const I2SMatrix& gate,
+                     const I2SMatrix& up, float* out, float* up_scratch, int64_t ldo);
+
 // ---- W8A8 ---------------------------------------------------------------------------------
 struct I8Matrix {
   std::vector<uint8_t> packed;  // kernel table's packed layout of the int8 rows

@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "ops/activation.h"
 #include "tensor/quant_ref.h"
 
 namespace tern::ops {
@@ -170,6 +171,30 @@ TEST(LinearI2STest, SharedActivationsFeedThreeProjections) {
         first[p] = out[p];
       } else {
         ASSERT_EQ(std::memcmp(first[p].data(), out[p].data(), out[p].size() * 4), 0);
+      }
+    }
+  }
+}
+
+TEST(LinearI2STest, FusedSwiGluEqualsTwoProjectionsThenSwiGlu) {
+  for (int64_t rows : {1, 5}) {
+    const int64_t k = 384, n = 200;
+    const TernaryMatrix g = RandomTernary(k, n, 60, 0.05f), u = RandomTernary(k, n, 61, 0.04f);
+    const auto x = RandomFloats(static_cast<size_t>(rows * k), 62, 1.0f);
+    std::vector<float> first;
+    for (int nth : {1, 2, 4}) {
+      ThreadPool pool(nth);
+      const Acts a = Quantize(pool, x, rows, k);
+      std::vector<float> out(static_cast<size_t>(rows * n)), scratch(out.size());
+      LinearI2SSwiGlu(pool, a.rows, g.m, u.m, out.data(), scratch.data(), n);
+      if (nth == 1) {
+        const auto rg = RefI2S(g, a, rows, nullptr), ru = RefI2S(u, a, rows, nullptr);
+        std::vector<float> ref(rg.size());
+        SwiGlu(pool, rg.data(), n, ru.data(), n, rows, n, ref.data(), n);
+        ASSERT_EQ(std::memcmp(ref.data(), out.data(), out.size() * 4), 0) << rows;
+        first = out;
+      } else {
+        ASSERT_EQ(std::memcmp(first.data(), out.data(), out.size() * 4), 0) << "nth=" << nth;
       }
     }
   }

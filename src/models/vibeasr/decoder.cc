@@ -177,10 +177,7 @@ void DecoderState::Layer(int64_t l, int64_t n, ThreadPool& pool) {
   // Feed-forward block (SwiGLU).
   ops::RmsNorm(pool, x_.data(), n, h, h, w.ffn_norm, c_.rms_eps, xn_.data(), h);
   ops::QuantizeRows(pool, xn_.data(), n, h, h, &acts);
-  const ops::I2SProjection gate_up[2] = {{&w.gate, nullptr, gate_.data(), ffn},
-                                         {&w.up, nullptr, up_.data(), ffn}};
-  ops::LinearI2S(pool, acts, gate_up, 2);
-  ops::SwiGlu(pool, gate_.data(), ffn, up_.data(), ffn, n, ffn, gate_.data(), ffn);
+  ops::LinearI2SSwiGlu(pool, acts, w.gate, w.up, gate_.data(), up_.data(), ffn);
   ops::QuantizeRows(pool, gate_.data(), n, ffn, ffn, &acts);
   ops::LinearI2S(pool, acts, {&w.down, nullptr, tmp_.data(), h});
   ops::AddInPlace(pool, x_.data(), h, tmp_.data(), h, n, h);
