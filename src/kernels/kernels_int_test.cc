@@ -219,6 +219,19 @@ TEST(GemmI2sI8, RandomShapesMatchOracle) {
   }
 }
 
+TEST(GemmI2sI8, SeveralActivationChunks) {
+  // The SIMD kernels split activation rows into chunks of max(64, 256 KiB / K) rows (170 at
+  // K = 1536, 64 at K = 8960); the chunk seams must not show.
+  std::mt19937 rng(13);
+  for (auto [k, n] : {std::pair<int64_t, int64_t>{8960, 71}, {1536, 173}}) {
+    if (ktest::Reduced() && k == 8960) continue;
+    const int64_t nr = 40;
+    std::vector<uint8_t> codes = RandomCodes(rng, nr * k);
+    std::unique_ptr<QRows> in = Quantized(rng, n, k);
+    CheckI2s(codes, k, nr, *in, n, 0.125f, /*check_reference=*/false);
+  }
+}
+
 TEST(GemmI2sI8, AccumulatorHeadroom) {
   // Every code 2 against every activation +127, and against -128 (possible in q only through
   // the clamp, so set directly): the int16-partial-sum bug of upstream kernels wraps here.
@@ -337,6 +350,19 @@ TEST(GemmI8I8, RandomShapesMatchOracle) {
         CheckI8(w, k, nr, x, ldx, n);
       }
     }
+  }
+}
+
+TEST(GemmI8I8, SeveralActivationChunks) {
+  std::mt19937 rng(14);
+  for (auto [k, n] : {std::pair<int64_t, int64_t>{8960, 67}, {1155, 230}}) {
+    if (ktest::Reduced() && k == 8960) continue;
+    const int64_t nr = 36;
+    std::vector<int8_t> w(static_cast<size_t>(nr * k));
+    for (auto& v : w) v = static_cast<int8_t>(rng() % 256 - 128);
+    Guarded<int8_t> x(static_cast<size_t>(n * k));
+    for (size_t i = 0; i < x.n; ++i) x[i] = static_cast<int8_t>(rng() % 255 - 127);
+    CheckI8(w, k, nr, x, k, n);
   }
 }
 

@@ -38,3 +38,17 @@ void PackI8x16(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t flip,
                uint8_t* packed);
 
 }  // namespace tern::kernels::packing
+
+namespace tern::kernels::packing {
+
+// Activation rows per chunk for the register-tiled GEMMs: about 256 KiB of k-byte rows (so
+// a chunk stays in L2 while every weight tile of a row range sweeps over it), but at least
+// 64 rows (the weights are re-read once per chunk: fewer rows would make that dominate),
+// rounded down to a multiple of the tile height `rx`.
+inline int64_t ChunkRows(int64_t k, int64_t rx) {
+  int64_t rows = (int64_t{256} << 10) / (k > 0 ? k : 1);
+  rows = rows > 64 ? rows : 64;
+  return rows / rx * rx;
+}
+
+}  // namespace tern::kernels::packing

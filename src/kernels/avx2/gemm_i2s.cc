@@ -100,16 +100,21 @@ void GemmI2sI8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int6
   // Halves per tile: 4 for decode (n == 1), 2 for n <= 4, else 1 (then RX up to 8). A tile
   // of 2 or 4 halves starts on a 16-row group; the tail goes one half at a time.
   const int h_wide = n == 1 ? 4 : n <= 4 ? 2 : 1;
-  int64_t r = r0;  // a multiple of 8 throughout (r0 is a multiple of 16)
-  while (r < r1) {
-    const int h = (r1 - r >= h_wide * 8 && r % 16 == 0) ? h_wide : 1;
-    const uint8_t* wr = w + r / 16 * group_bytes + (r / 8 % 2) * 32;
-    for (int64_t j = 0; j < n; j += kMaxRx) {
-      const int rx = static_cast<int>(n - j < kMaxRx ? n - j : kMaxRx);
-      TileFor(h, rx)(wr, group_bytes, k, q + j * ldq, ldq, w_scale, scale + j, sums + j,
-                     out + j * ldo + r, ldo, r1 - r);
+  // Activation rows in L2-sized chunks (packing::ChunkRows), each swept by every weight tile.
+  const int64_t chunk = packing::ChunkRows(k, kMaxRx);
+  for (int64_t j0 = 0; j0 < n; j0 += chunk) {
+    const int64_t j1 = n - j0 < chunk ? n : j0 + chunk;
+    int64_t r = r0;  // a multiple of 8 throughout (r0 is a multiple of 16)
+    while (r < r1) {
+      const int h = (r1 - r >= h_wide * 8 && r % 16 == 0) ? h_wide : 1;
+      const uint8_t* wr = w + r / 16 * group_bytes + (r / 8 % 2) * 32;
+      for (int64_t j = j0; j < j1; j += kMaxRx) {
+        const int rx = static_cast<int>(j1 - j < kMaxRx ? j1 - j : kMaxRx);
+        TileFor(h, rx)(wr, group_bytes, k, q + j * ldq, ldq, w_scale, scale + j, sums + j,
+                       out + j * ldo + r, ldo, r1 - r);
+      }
+      r += h * 8;
     }
-    r += h * 8;
   }
 }
 

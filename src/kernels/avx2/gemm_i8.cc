@@ -88,15 +88,20 @@ void GemmI8I8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64
               const int8_t* x, int64_t ldx, int64_t n, int32_t* acc, int64_t ldo) {
   const int64_t group_bytes = packing::kRowGroup * packing::I8K4(k);
   const int h_wide = n == 1 ? 4 : n <= 4 ? 2 : 1;
-  int64_t r = r0;
-  while (r < r1) {
-    const int h = (r1 - r >= h_wide * 8 && r % 16 == 0) ? h_wide : 1;
-    const uint8_t* wr = w + r / 16 * group_bytes + (r / 8 % 2) * 32;
-    for (int64_t j = 0; j < n; j += kMaxRx) {
-      const int rx = static_cast<int>(n - j < kMaxRx ? n - j : kMaxRx);
-      TileFor(h, rx)(wr, group_bytes, k, x + j * ldx, ldx, acc + j * ldo + r, ldo, r1 - r);
+  // Activation rows in L2-sized chunks (packing::ChunkRows), each swept by every weight tile.
+  const int64_t chunk = packing::ChunkRows(k, kMaxRx);
+  for (int64_t j0 = 0; j0 < n; j0 += chunk) {
+    const int64_t j1 = n - j0 < chunk ? n : j0 + chunk;
+    int64_t r = r0;  // a multiple of 8 throughout (r0 is a multiple of 16)
+    while (r < r1) {
+      const int h = (r1 - r >= h_wide * 8 && r % 16 == 0) ? h_wide : 1;
+      const uint8_t* wr = w + r / 16 * group_bytes + (r / 8 % 2) * 32;
+      for (int64_t j = j0; j < j1; j += kMaxRx) {
+        const int rx = static_cast<int>(j1 - j < kMaxRx ? j1 - j : kMaxRx);
+        TileFor(h, rx)(wr, group_bytes, k, x + j * ldx, ldx, acc + j * ldo + r, ldo, r1 - r);
+      }
+      r += h * 8;
     }
-    r += h * 8;
   }
 }
 

@@ -155,10 +155,9 @@ void GemmI2sI8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int6
                float w_scale, const int8_t* q, int64_t ldq, const float* scale,
                const int32_t* sums, int64_t n, float* out, int64_t ldo) {
   const int64_t group_bytes = packing::kRowGroup * k / 4;
-  // Activation rows in blocks of up to kMaxRx; weight rows in tiles of 2 or 4 groups, each
-  // tile swept over all activation blocks while its codes sit in L1/L2.
-  // 4 row groups per tile when every activation block is small (decode), else 2; the row
-  // tail goes one group at a time.
+  // Weight rows in tiles of 4 row groups when activation blocks are small (decode), else 2;
+  // the row tail goes one group at a time. Each tile sweeps the activation blocks of a chunk
+  // while its codes sit in L1.
   if (n == 1) {
     int64_t r = r0;
     for (; r1 - r >= 4 * packing::kRowGroup; r += 4 * packing::kRowGroup) {
@@ -171,19 +170,23 @@ void GemmI2sI8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int6
     }
     return;
   }
+  // Activation rows go in chunks of about 256 KiB (L2-resident while every weight tile of
+  // the range sweeps over them); weights are re-read once per chunk.
+  const int64_t chunk = packing::ChunkRows(k, kMaxRx);
   const int mg_wide = n <= 3 ? 4 : 2;
-  int64_t r = r0;
-  while (r < r1) {
-    const int mg = r1 - r >= mg_wide * packing::kRowGroup ? mg_wide : 1;
-    const int64_t rows = mg * packing::kRowGroup;
-    const uint8_t* wr = w + r / packing::kRowGroup * group_bytes;
-    for (int64_t j = 0; j < n; j += kMaxRx) {
-      const int rx = static_cast<int>(n - j < kMaxRx ? n - j : kMaxRx);
-      const TileFn fn = TileFor(mg, rx);
-      fn(wr, group_bytes, k, q + j * ldq, ldq, w_scale, scale + j, sums + j,
-         out + j * ldo + r, ldo, r1 - r);
+  for (int64_t j0 = 0; j0 < n; j0 += chunk) {
+    const int64_t nj = n - j0 < chunk ? n - j0 : chunk;
+    int64_t r = r0;
+    while (r < r1) {
+      const int mg = r1 - r >= mg_wide * packing::kRowGroup ? mg_wide : 1;
+      const uint8_t* wr = w + r / packing::kRowGroup * group_bytes;
+      for (int64_t j = j0; j < j0 + nj; j += kMaxRx) {
+        const int rx = static_cast<int>(j0 + nj - j < kMaxRx ? j0 + nj - j : kMaxRx);
+        TileFor(mg, rx)(wr, group_bytes, k, q + j * ldq, ldq, w_scale, scale + j, sums + j,
+                        out + j * ldo + r, ldo, r1 - r);
+      }
+      r += mg * packing::kRowGroup;
     }
-    r += rows;
   }
 }
 

@@ -7,6 +7,7 @@
 // Register tile: MG row groups (16 rows per zmm) x RX activation rows.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <utility>
@@ -90,7 +91,8 @@ constexpr std::array<TileFn, kMaxRx + 1> kRow =
 
 TileFn TileFor(int mg, int rx) { return mg == 4 ? kRow<4>[rx] : mg == 2 ? kRow<2>[rx] : kRow<1>[rx]; }
 
-// Activation rows are handled in chunks whose sums fit a stack array.
+// Activation rows are handled in chunks of about 256 KiB (L2-resident while the weight tiles
+// sweep them), at most kChunk rows so their sums fit a stack array.
 constexpr int64_t kChunk = 512;
 
 }  // namespace
@@ -99,8 +101,9 @@ void GemmI8I8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64
               const int8_t* x, int64_t ldx, int64_t n, int32_t* acc, int64_t ldo) {
   const int64_t group_bytes = packing::kRowGroup * packing::I8K4(k);
   int32_t xsum[kChunk];
-  for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
-    const int64_t nj = n - j0 < kChunk ? n - j0 : kChunk;
+  const int64_t chunk = std::min(packing::ChunkRows(k, kMaxRx), kChunk);
+  for (int64_t j0 = 0; j0 < n; j0 += chunk) {
+    const int64_t nj = n - j0 < chunk ? n - j0 : chunk;
     for (int64_t j = 0; j < nj; ++j) xsum[j] = RowSum(x + (j0 + j) * ldx, k);
     const int mg_wide = nj <= 3 ? 4 : 2;
     int64_t r = r0;
