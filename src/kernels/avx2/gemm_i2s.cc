@@ -7,7 +7,9 @@
 // by madd(., 1) into the exact int32 row accumulators. Tile: H halves x RX activation rows.
 #include <immintrin.h>
 
+#include <array>
 #include <cstring>
+#include <utility>
 
 #include "kernels/avx2/impl.h"
 #include "kernels/packing.h"
@@ -72,7 +74,7 @@ void I2sTile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* q, 
 using TileFn = void (*)(const uint8_t*, int64_t, int64_t, const int8_t*, int64_t, float,
                         const float*, const int32_t*, float*, int64_t, int64_t);
 
-constexpr int kMaxRx = 8;
+constexpr int kMaxRx = 6;  // 6 accumulators + 4 code vectors + temps fit 16 ymm (8 spilled)
 
 template <int H, int RX>
 constexpr TileFn Pick() {
@@ -83,10 +85,13 @@ constexpr TileFn Pick() {
   }
 }
 
+template <int H, int... RX>
+constexpr std::array<TileFn, kMaxRx + 1> MakeRow(std::integer_sequence<int, RX...>) {
+  return {nullptr, Pick<H, RX + 1>()...};
+}
 template <int H>
-constexpr TileFn kRow[kMaxRx + 1] = {nullptr,      Pick<H, 1>(), Pick<H, 2>(),
-                                     Pick<H, 3>(), Pick<H, 4>(), Pick<H, 5>(),
-                                     Pick<H, 6>(), Pick<H, 7>(), Pick<H, 8>()};
+constexpr std::array<TileFn, kMaxRx + 1> kRow =
+    MakeRow<H>(std::make_integer_sequence<int, kMaxRx>());
 
 // The tile for `h` 8-row halves (1, 2 or 4) and `rx` activation rows.
 TileFn TileFor(int h, int rx) { return h == 4 ? kRow<4>[rx] : h == 2 ? kRow<2>[rx] : kRow<1>[rx]; }
@@ -97,7 +102,7 @@ void GemmI2sI8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int6
                float w_scale, const int8_t* q, int64_t ldq, const float* scale,
                const int32_t* sums, int64_t n, float* out, int64_t ldo) {
   const int64_t group_bytes = packing::kRowGroup * k / 4;
-  // Halves per tile: 4 for decode (n == 1), 2 for n <= 4, else 1 (then RX up to 8). A tile
+  // Halves per tile: 4 for decode (n == 1), 2 for n <= 4, else 1 (then RX up to 6). A tile
   // of 2 or 4 halves starts on a 16-row group; the tail goes one half at a time.
   const int h_wide = n == 1 ? 4 : n <= 4 ? 2 : 1;
   // Activation rows in L2-sized chunks (packing::ChunkRows), each swept by every weight tile.

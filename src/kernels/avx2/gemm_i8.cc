@@ -6,7 +6,9 @@
 // widened at once by madd(., 1) into exact int32: no int16 value is ever accumulated.
 #include <immintrin.h>
 
+#include <array>
 #include <cstring>
+#include <utility>
 
 #include "kernels/avx2/impl.h"
 #include "kernels/packing.h"
@@ -75,10 +77,13 @@ constexpr TileFn Pick() {
   }
 }
 
+template <int H, int... RX>
+constexpr std::array<TileFn, kMaxRx + 1> MakeRow(std::integer_sequence<int, RX...>) {
+  return {nullptr, Pick<H, RX + 1>()...};
+}
 template <int H>
-constexpr TileFn kRow[kMaxRx + 1] = {nullptr,      Pick<H, 1>(), Pick<H, 2>(),
-                                     Pick<H, 3>(), Pick<H, 4>(), Pick<H, 5>(),
-                                     Pick<H, 6>(), Pick<H, 7>(), Pick<H, 8>()};
+constexpr std::array<TileFn, kMaxRx + 1> kRow =
+    MakeRow<H>(std::make_integer_sequence<int, kMaxRx>());
 
 TileFn TileFor(int h, int rx) { return h == 4 ? kRow<4>[rx] : h == 2 ? kRow<2>[rx] : kRow<1>[rx]; }
 
