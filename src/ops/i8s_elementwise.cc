@@ -27,78 +27,107 @@ void ForRows(ThreadPool& pool, int64_t rows, int64_t row_len, Fn&& fn) {
   }
   pool.ParallelFor(rows, 1, fn);
 }
+
+// The two passes every op here shares, over T rows of C values.
+//   tiles(t0, t1, fn): calls fn(r0, r1, c0, c1) for tiles that are whole rows or one row's
+//                      column chunk (so each tile is contiguous in a {C, T} tensor);
+//   fill(dst, ld, r0, r1, c0, c1): writes the float values of a tile, row stride ld;
+//   prepass(t0, t1): per-range work before pass 1 (RMSNorm's row factors).
+// Pass 1 writes the values (into y_scratch when given, else an L1 tile) and reduces the
+// absmax; pass 2 requantizes them: straight from y_scratch through the kernel table, or by
+// recomputing each tile. Returns G.
+template <typename Tiles, typename Fill, typename Pre>
+float TwoPass(ThreadPool& pool, int64_t T, int64_t C, int64_t work_per_row, Tiles&& tiles,
+              Fill&& fill, Pre&& prepass, float* y_scratch, kernels::Round mode, int8_t* out) {
+  const kernels::KernelTable& kt = kernels::Kernels();
+  AtomicAbsMax gmax;
+  ForRows(pool, T, work_per_row, [&](int64_t t0, int64_t t1) {
+    prepass(t0, t1);
+    alignas(64) float tile[kTileFloats];
+    float m = 0;
+    tiles(t0, t1, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+      float* dst = y_scratch ? y_scratch + r0 * C + c0 : tile;
+      fill(dst, y_scratch ? C : c1 - c0, r0, r1, c0, c1);
+      m = std::max(m, kt.absmax_f32(dst, (r1 - r0) * (c1 - c0)));
+    });
+    gmax.Update(m);
+  });
+  const float g = gmax.Get();
+  const float inv = InvScale(g);
+  ForRows(pool, T, work_per_row, [&](int64_t t0, int64_t t1) {
+    if (y_scratch) {
+      kt.requant_f32_i8(y_scratch + t0 * C, (t1 - t0) * C, inv, mode, out + t0 * C);
+      return;
+    }
+    alignas(64) float tile[kTileFloats];
+    tiles(t0, t1, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+      fill(tile, c1 - c0, r0, r1, c0, c1);
+      kt.requant_f32_i8(tile, (r1 - r0) * (c1 - c0), inv, mode, out + r0 * C + c0);
+    });
+  });
+  return g;
+}
+
+auto RowTiles(int64_t C) {
+  return [C](int64_t t0, int64_t t1, auto&& fn) { ForEachTile(t0, t1, C, fn); };
+}
+auto NoPrepass() {
+  return [](int64_t, int64_t) {};
+}
 }  // namespace
 
 // ---- rms_norm_scaled --------------------------------------------------------------------------
 
 void RmsNormScaled(ThreadPool& pool, const I8sTensor& x, const float* gamma, float eps,
-                   float* row_scratch, I8sTensor* out) {
-  const kernels::KernelTable& kt = kernels::Kernels();
+                   float* row_scratch, I8sTensor* out, float* y_scratch) {
   const int64_t C = x.ne0, T = x.ne1;
-  const int64_t n = x.size();
   TERN_CHECK(C < (int64_t{1} << 17));  // sum of squares fits int32
   out->ne0 = C;
   out->ne1 = T;
   if (x.scale == 0.0f) {  // all-zero input: eps' would be inf; the norm of zeros is zero
-    std::fill(out->q, out->q + n, int8_t{0});
+    std::fill(out->q, out->q + x.size(), int8_t{0});
     out->scale = 0;
     return;
   }
   const double xs = x.scale;
   const float eps_q = static_cast<float>(static_cast<double>(eps) / (xs * xs));
-  // The values of a tile: rows [r0, r1), channels [c0, c1).
-  auto fill = [&](float* tile, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    const int64_t w = c1 - c0;
-    for (int64_t r = r0; r < r1; ++r) {
-      const int8_t* q = x.q + r * C + c0;
-      const float* g = gamma + c0;
-      const float rr = row_scratch[r];
-      float* o = tile + (r - r0) * w;
-      for (int64_t i = 0; i < w; ++i) o[i] = (static_cast<float>(q[i]) * rr) * g[i];
-    }
-    return (r1 - r0) * w;
-  };
-  AtomicAbsMax gmax;
-  ForRows(pool, T, C, [&](int64_t t0, int64_t t1) {
+  auto prepass = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int8_t* q = x.q + t * C;
       int32_t ss = 0;
       for (int64_t i = 0; i < C; ++i) ss += int32_t{q[i]} * int32_t{q[i]};
       row_scratch[t] = 1.0f / std::sqrt(static_cast<float>(ss) / static_cast<float>(C) + eps_q);
     }
-    alignas(64) float tile[kTileFloats];
-    float m = 0;
-    ForEachTile(t0, t1, C, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-      m = std::max(m, kt.absmax_f32(tile, fill(tile, r0, r1, c0, c1)));
-    });
-    gmax.Update(m);
-  });
-  const float g = gmax.Get();
-  const float inv = InvScale(g);
-  ForRows(pool, T, C, [&](int64_t t0, int64_t t1) {
-    alignas(64) float tile[kTileFloats];
-    ForEachTile(t0, t1, C, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-      const int64_t len = fill(tile, r0, r1, c0, c1);
-      kt.requant_f32_i8(tile, len, inv, kernels::Round::kHalfEven, out->q + r0 * C + c0);
-    });
-  });
+  };
+  auto fill = [&](float* dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int8_t* q = x.q + r * C + c0;
+      const float* g = gamma + c0;
+      const float rr = row_scratch[r];
+      float* o = dst + (r - r0) * ld;
+      for (int64_t i = 0; i < c1 - c0; ++i) o[i] = (static_cast<float>(q[i]) * rr) * g[i];
+    }
+  };
+  const float g = TwoPass(pool, T, C, C, RowTiles(C), fill, prepass, y_scratch,
+                          kernels::Round::kHalfEven, out->q);
   out->scale = OutScale(g);
 }
 
 // ---- add_scaled -------------------------------------------------------------------------------
 
 void AddScaled(ThreadPool& pool, const I8sTensor& a, const I8sTensor& b, const float* gamma,
-               I8sTensor* out) {
+               I8sTensor* out, float* y_scratch) {
   TERN_CHECK(a.ne0 == b.ne0 && a.ne1 == b.ne1);
-  const kernels::KernelTable& kt = kernels::Kernels();
   const int64_t C = a.ne0, T = a.ne1;
   const float sa = a.scale, sb = b.scale;
-  auto fill = [&](float* tile, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    const int64_t w = c1 - c0;
+  const int8_t* qa_base = a.q;
+  const int8_t* qb_base = b.q;
+  auto fill = [&](float* dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     for (int64_t r = r0; r < r1; ++r) {
-      const int8_t* qa = a.q + r * C + c0;
-      const int8_t* qb = b.q + r * C + c0;
-      float* o = tile + (r - r0) * w;
+      const int8_t* qa = qa_base + r * C + c0;
+      const int8_t* qb = qb_base + r * C + c0;
+      float* o = dst + (r - r0) * ld;
+      const int64_t w = c1 - c0;
       if (gamma) {
         const float* g = gamma + c0;
         for (int64_t i = 0; i < w; ++i)
@@ -108,26 +137,9 @@ void AddScaled(ThreadPool& pool, const I8sTensor& a, const I8sTensor& b, const f
           o[i] = static_cast<float>(qa[i]) * sa + static_cast<float>(qb[i]) * sb;
       }
     }
-    return (r1 - r0) * w;
   };
-  AtomicAbsMax gmax;
-  ForRows(pool, T, C, [&](int64_t t0, int64_t t1) {
-    alignas(64) float tile[kTileFloats];
-    float m = 0;
-    ForEachTile(t0, t1, C, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-      m = std::max(m, kt.absmax_f32(tile, fill(tile, r0, r1, c0, c1)));
-    });
-    gmax.Update(m);
-  });
-  const float g = gmax.Get();
-  const float inv = InvScale(g);
-  ForRows(pool, T, C, [&](int64_t t0, int64_t t1) {
-    alignas(64) float tile[kTileFloats];
-    ForEachTile(t0, t1, C, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-      const int64_t len = fill(tile, r0, r1, c0, c1);
-      kt.requant_f32_i8(tile, len, inv, kernels::Round::kHalfEven, out->q + r0 * C + c0);
-    });
-  });
+  const float g = TwoPass(pool, T, C, C, RowTiles(C), fill, NoPrepass(), y_scratch,
+                          kernels::Round::kHalfEven, out->q);
   out->ne0 = C;
   out->ne1 = T;
   out->scale = OutScale(g);
@@ -143,7 +155,8 @@ I8sDepthwise PackDepthwise(const int8_t* stored, int64_t kernel, int64_t channel
   d.scale = scale;
   d.w.resize(static_cast<size_t>(kernel * channels));
   for (int64_t c = 0; c < channels; ++c)
-    for (int64_t k = 0; k < kernel; ++k) d.w[k * channels + c] = static_cast<float>(stored[c * kernel + k]);
+    for (int64_t k = 0; k < kernel; ++k)
+      d.w[k * channels + c] = static_cast<float>(stored[c * kernel + k]);
   return d;
 }
 
@@ -152,9 +165,9 @@ namespace {
 constexpr int64_t kDwChunk = 256;  // channels per tile (wide enough to vectorize)
 
 // The float outputs of time steps [r0, r1), channels [c0, c1) (c1 - c0 <= kDwChunk), into
-// `tile` (row stride c1 - c0). The input rows the tile needs are converted to float once.
-int64_t DepthwiseTile(const I8sDepthwise& w, const float* bias, const I8sTensor& x, float c,
-                      int64_t r0, int64_t r1, int64_t c0, int64_t c1, float* tile) {
+// dst (row stride ld). The input rows the tile needs are converted to float once.
+void DepthwiseTile(const I8sDepthwise& w, const float* bias, const I8sTensor& x, float c,
+                   float* dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
   const int64_t C = w.channels, K = w.kernel, nc = c1 - c0;
   const int64_t in0 = r0 - (K - 1);  // first input row (may be negative: zero padding)
   alignas(64) float xf[kTileFloats + (kMaxDepthwiseKernel - 1) * kDwChunk];
@@ -167,64 +180,57 @@ int64_t DepthwiseTile(const I8sDepthwise& w, const float* bias, const I8sTensor&
       for (int64_t j = 0; j < nc; ++j) d[j] = static_cast<float>(s[j]);
     }
   }
-  const float* wv = w.w.data();
+  const float* wv = w.w.data() + c0;
+  const float* b = bias ? bias + c0 : nullptr;
   for (int64_t t = r0; t < r1; ++t) {
-    float* o = tile + (t - r0) * nc;
-    std::fill(o, o + nc, 0.0f);
-    for (int64_t k = 0; k < K; ++k) {
-      const float* wk = wv + k * C + c0;
-      const float* xi = xf + (t + k - (K - 1) - in0) * nc;
-      for (int64_t j = 0; j < nc; ++j) o[j] += wk[j] * xi[j];
+    float* o = dst + (t - r0) * ld;
+    const float* xt = xf + (t - (K - 1) - in0) * nc;  // tap k reads row xt + k*nc
+    if (K == 8) {  // the published mixer: all taps in one pass, the sum stays in registers
+      const float *x0 = xt, *x1 = xt + nc, *x2 = xt + 2 * nc, *x3 = xt + 3 * nc,
+                  *x4 = xt + 4 * nc, *x5 = xt + 5 * nc, *x6 = xt + 6 * nc, *x7 = xt + 7 * nc;
+      const float *w0 = wv, *w1 = wv + C, *w2 = wv + 2 * C, *w3 = wv + 3 * C, *w4 = wv + 4 * C,
+                  *w5 = wv + 5 * C, *w6 = wv + 6 * C, *w7 = wv + 7 * C;
+      for (int64_t j = 0; j < nc; ++j)
+        o[j] = ((w0[j] * x0[j] + w1[j] * x1[j]) + (w2[j] * x2[j] + w3[j] * x3[j])) +
+               ((w4[j] * x4[j] + w5[j] * x5[j]) + (w6[j] * x6[j] + w7[j] * x7[j]));
+    } else {
+      std::fill(o, o + nc, 0.0f);
+      for (int64_t k = 0; k < K; ++k) {
+        const float* wk = wv + k * C;
+        const float* xi = xt + k * nc;
+        for (int64_t j = 0; j < nc; ++j) o[j] += wk[j] * xi[j];
+      }
     }
-    if (bias) {
-      const float* b = bias + c0;
+    if (b) {
       for (int64_t j = 0; j < nc; ++j) o[j] = o[j] * c + b[j];
     } else {
       for (int64_t j = 0; j < nc; ++j) o[j] = o[j] * c;
     }
-  }
-  return (r1 - r0) * nc;
-}
-
-// Tiles of whole rows when C fits a chunk (contiguous output), else one row per chunk.
-template <typename Fn>
-void ForEachDwTile(int64_t t0, int64_t t1, int64_t C, Fn&& fn) {
-  const int64_t nc_max = std::min(C, kDwChunk);
-  const int64_t rows = kTileFloats / nc_max;
-  if (C <= kDwChunk) {
-    for (int64_t r = t0; r < t1; r += rows) fn(r, std::min(t1, r + rows), int64_t{0}, C);
-  } else {
-    for (int64_t r = t0; r < t1; ++r)
-      for (int64_t c = 0; c < C; c += kDwChunk) fn(r, r + 1, c, std::min(C, c + kDwChunk));
   }
 }
 
 }  // namespace
 
 void DepthwiseConvAdd(ThreadPool& pool, const I8sDepthwise& w, const float* bias,
-                      const I8sTensor& x, I8sTensor* out) {
+                      const I8sTensor& x, I8sTensor* out, float* y_scratch) {
   TERN_CHECK(x.ne0 == w.channels && out->q != x.q);
-  const kernels::KernelTable& kt = kernels::Kernels();
   const int64_t C = x.ne0, T = x.ne1;
   const float c = w.scale * x.scale;
-  AtomicAbsMax gmax;
-  ForRows(pool, T, C * w.kernel, [&](int64_t t0, int64_t t1) {
-    alignas(64) float tile[kTileFloats];
-    float m = 0;
-    ForEachDwTile(t0, t1, C, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-      m = std::max(m, kt.absmax_f32(tile, DepthwiseTile(w, bias, x, c, r0, r1, c0, c1, tile)));
-    });
-    gmax.Update(m);
-  });
-  const float g = gmax.Get();
-  const float inv = InvScale(g);
-  ForRows(pool, T, C * w.kernel, [&](int64_t t0, int64_t t1) {
-    alignas(64) float tile[kTileFloats];
-    ForEachDwTile(t0, t1, C, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-      const int64_t len = DepthwiseTile(w, bias, x, c, r0, r1, c0, c1, tile);
-      kt.requant_f32_i8(tile, len, inv, kernels::Round::kHalfAway, out->q + r0 * C + c0);
-    });
-  });
+  // Tiles of whole rows when C fits a chunk, else one row per chunk.
+  auto tiles = [C](int64_t t0, int64_t t1, auto&& fn) {
+    if (C <= kDwChunk) {
+      const int64_t rows = kTileFloats / C;
+      for (int64_t r = t0; r < t1; r += rows) fn(r, std::min(t1, r + rows), int64_t{0}, C);
+    } else {
+      for (int64_t r = t0; r < t1; ++r)
+        for (int64_t c0 = 0; c0 < C; c0 += kDwChunk) fn(r, r + 1, c0, std::min(C, c0 + kDwChunk));
+    }
+  };
+  auto fill = [&](float* dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    DepthwiseTile(w, bias, x, c, dst, ld, r0, r1, c0, c1);
+  };
+  const float g = TwoPass(pool, T, C, C * w.kernel, tiles, fill, NoPrepass(), y_scratch,
+                          kernels::Round::kHalfAway, out->q);
   out->ne0 = C;
   out->ne1 = T;
   out->scale = OutScale(g);

@@ -2,9 +2,10 @@
 // depthwise causal conv (the depthwise branch of mul_mat_add). Spec 3.4, in tern's
 // multiplier convention (value = q * scale).
 //
-// These ops need no float scratch: pass 1 computes every output value and the absmax,
-// pass 2 recomputes the same values with the same code and requantizes them. Recomputing is
-// cheaper than storing 4 bytes per value and reading them back, and it keeps memory flat.
+// Pass 1 computes every output value and the absmax; pass 2 requantizes with the global G.
+// With `y_scratch` (ne0*ne1 floats) pass 1 keeps the values and pass 2 is one kernel-table
+// requantization; without it (nullptr) pass 2 recomputes each value with the same code into
+// an L1 tile (no memory, twice the arithmetic). Both give the same bytes.
 #pragma once
 
 #include <cstdint>
@@ -25,14 +26,14 @@ namespace tern::ops {
 // A zero-scale input gives an all-zero output with scale 0. `row_scratch` holds T floats.
 // out may alias x (each row is read before it is written, by one thread).
 void RmsNormScaled(ThreadPool& pool, const I8sTensor& x, const float* gamma, float eps,
-                   float* row_scratch, I8sTensor* out);
+                   float* row_scratch, I8sTensor* out, float* y_scratch = nullptr);
 
 // y = ((float)a * a.scale) * gamma[i % ne0] + (float)b * b.scale, RNE requant (spec 3.4
 // add_scaled with multipliers). gamma may be null (then y = a*sa + b*sb). One formula for
 // every element, so unlike upstream the bytes do not depend on the thread count. out may
 // alias a or b.
 void AddScaled(ThreadPool& pool, const I8sTensor& a, const I8sTensor& b, const float* gamma,
-               I8sTensor* out);
+               I8sTensor* out, float* y_scratch = nullptr);
 
 // Depthwise causal conv on channel-major x{C, T} (the depthwise branch of mul_mat_add after
 // im2col_asym with lp = K-1, stride 1; spec 3.3.1 step 3):
@@ -52,6 +53,6 @@ I8sDepthwise PackDepthwise(const int8_t* stored, int64_t kernel, int64_t channel
 
 // out must not alias x. out->q holds C*T bytes.
 void DepthwiseConvAdd(ThreadPool& pool, const I8sDepthwise& w, const float* bias,
-                      const I8sTensor& x, I8sTensor* out);
+                      const I8sTensor& x, I8sTensor* out, float* y_scratch = nullptr);
 
 }  // namespace tern::ops

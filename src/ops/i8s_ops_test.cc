@@ -365,15 +365,18 @@ TEST(I8sOps, RmsNormScaledMatchesReference) {
     const RefT ref = RefRequant(y, /*half_even=*/true, false);
     for (int nth : kThreadCounts) {
       ThreadPool pool(nth);
-      std::vector<float> rows(T);
-      std::vector<int8_t> q(C * T);
-      I8sTensor in{x.data(), C, T, xs}, out{q.data()};
-      RmsNormScaled(pool, in, gamma.data(), eps, rows.data(), &out);
-      ExpectSame(ref, out, "rms_norm_scaled", nth);
-      std::vector<int8_t> inplace = x;  // out aliasing x
-      I8sTensor io{inplace.data(), C, T, xs};
-      RmsNormScaled(pool, io, gamma.data(), eps, rows.data(), &io);
-      ExpectSame(ref, io, "rms_norm_scaled in place", nth);
+      for (bool stored : {false, true}) {
+        std::vector<float> rows(T), ys(stored ? C * T : 0);
+        float* y = stored ? ys.data() : nullptr;
+        std::vector<int8_t> q(C * T);
+        I8sTensor in{x.data(), C, T, xs}, out{q.data()};
+        RmsNormScaled(pool, in, gamma.data(), eps, rows.data(), &out, y);
+        ExpectSame(ref, out, stored ? "rms_norm_scaled stored" : "rms_norm_scaled", nth);
+        std::vector<int8_t> inplace = x;  // out aliasing x
+        I8sTensor io{inplace.data(), C, T, xs};
+        RmsNormScaled(pool, io, gamma.data(), eps, rows.data(), &io, y);
+        ExpectSame(ref, io, "rms_norm_scaled in place", nth);
+      }
     }
   }
 }
@@ -394,15 +397,19 @@ TEST(I8sOps, AddScaledMatchesReferenceAtAnyThreadCount) {
       const RefT ref = RefRequant(y, true, false);
       for (int nth : kThreadCounts) {
         ThreadPool pool(nth);
-        std::vector<int8_t> q(C * T);
-        I8sTensor ta{a.data(), C, T, sa}, tb{b.data(), C, T, sb}, out{q.data()};
-        const float* g = use_gamma ? gamma.data() : nullptr;
-        AddScaled(pool, ta, tb, g, &out);
-        ExpectSame(ref, out, "add_scaled", nth);
-        std::vector<int8_t> bb = b;  // the residual updated in place
-        I8sTensor tio{bb.data(), C, T, sb};
-        AddScaled(pool, ta, tio, g, &tio);
-        ExpectSame(ref, tio, "add_scaled in place", nth);
+        for (bool stored : {false, true}) {
+          std::vector<float> ys(stored ? C * T : 0);
+          float* y = stored ? ys.data() : nullptr;
+          std::vector<int8_t> q(C * T);
+          I8sTensor ta{a.data(), C, T, sa}, tb{b.data(), C, T, sb}, out{q.data()};
+          const float* g = use_gamma ? gamma.data() : nullptr;
+          AddScaled(pool, ta, tb, g, &out, y);
+          ExpectSame(ref, out, stored ? "add_scaled stored" : "add_scaled", nth);
+          std::vector<int8_t> bb = b;  // the residual updated in place
+          I8sTensor tio{bb.data(), C, T, sb};
+          AddScaled(pool, ta, tio, g, &tio, y);
+          ExpectSame(ref, tio, "add_scaled in place", nth);
+        }
       }
     }
   }
@@ -411,7 +418,7 @@ TEST(I8sOps, AddScaledMatchesReferenceAtAnyThreadCount) {
 TEST(I8sOps, DepthwiseMatchesPermuteIm2colReference) {
   std::mt19937 rng(9);
   for (auto [C, T, K] : {std::tuple<int64_t, int64_t, int64_t>{8, 1, 8}, {32, 50, 8},
-                         {300, 17, 8}, {16, 5, 4}, {64, 260, 8}}) {
+                         {300, 17, 8}, {16, 5, 4}, {64, 260, 8}, {600, 9, 3}, {24, 1100, 8}}) {
     auto x_ct = RandI8(rng, C * T);  // tern layout {C, T}
     auto w = RandI8(rng, K * C);     // stored {K, 1, C}
     auto bias = RandF(rng, C, -2, 2);
@@ -437,10 +444,13 @@ TEST(I8sOps, DepthwiseMatchesPermuteIm2colReference) {
     const I8sDepthwise dw = PackDepthwise(w.data(), K, C, ws);
     for (int nth : kThreadCounts) {
       ThreadPool pool(nth);
-      std::vector<int8_t> q(C * T);
-      I8sTensor in{x_ct.data(), C, T, xs}, out{q.data()};
-      DepthwiseConvAdd(pool, dw, bias.data(), in, &out);
-      ExpectSame(ref, out, "depthwise", nth);
+      for (bool stored : {false, true}) {
+        std::vector<float> ys(stored ? C * T : 0);
+        std::vector<int8_t> q(C * T);
+        I8sTensor in{x_ct.data(), C, T, xs}, out{q.data()};
+        DepthwiseConvAdd(pool, dw, bias.data(), in, &out, stored ? ys.data() : nullptr);
+        ExpectSame(ref, out, stored ? "depthwise stored" : "depthwise", nth);
+      }
     }
   }
 }

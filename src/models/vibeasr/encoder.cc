@@ -206,6 +206,8 @@ Result<Features> Encoder::RunBranch(Branch which, const float* samples, size_t n
   for (const StageModel& st : m.stages) {
     PlanConv(st.down, &t, &plan);
     plan.rows = std::max(plan.rows, t);
+    // RMSNorm / depthwise / add_scaled keep their float values in the scratch too.
+    plan.scratch = std::max(plan.scratch, static_cast<size_t>(t * st.down.out_ch) * sizeof(float));
     for (const BlockModel& b : st.blocks)
       plan.scratch = std::max(plan.scratch, ops::MlpScratchBytes(t, st.down.out_ch, b.fc1.n,
                                                                  pool.size(),
@@ -265,18 +267,18 @@ Result<Features> Encoder::RunBranch(Branch which, const float* samples, size_t n
     for (size_t b = 0; b < st.blocks.size(); ++b) {
       const BlockModel& bm = st.blocks[b];
       const std::string bp = sp + ".b" + std::to_string(b);
-      ops::RmsNormScaled(pool, x, bm.norm, kNormEps, rows, &h);
+      ops::RmsNormScaled(pool, x, bm.norm, kNormEps, rows, &h, yf);
       emit(bp + ".norm", h);
-      ops::DepthwiseConvAdd(pool, bm.mixer, bm.mixer_b, h, &d);
+      ops::DepthwiseConvAdd(pool, bm.mixer, bm.mixer_b, h, &d, yf);
       emit(bp + ".mixer", d);
-      ops::AddScaled(pool, d, x, bm.gamma, &x);
+      ops::AddScaled(pool, d, x, bm.gamma, &x, yf);
       emit(bp + ".mixer_res", x);
-      ops::RmsNormScaled(pool, x, bm.ffn_norm, kNormEps, rows, &h);
+      ops::RmsNormScaled(pool, x, bm.ffn_norm, kNormEps, rows, &h, yf);
       emit(bp + ".ffn_norm", h);
       ops::MlpReluI8s(pool, bm.fc1, bm.fc1_b, bm.fc2, bm.fc2_b, h, MlpBudget(h.ne0), scratch,
                       plan.scratch, &d);
       emit(bp + ".ffn", d);
-      ops::AddScaled(pool, d, x, bm.ffn_gamma, &x);
+      ops::AddScaled(pool, d, x, bm.ffn_gamma, &x, yf);
       emit(bp + ".ffn_res", x);
     }
     lap(sp);
@@ -287,7 +289,7 @@ Result<Features> Encoder::RunBranch(Branch which, const float* samples, size_t n
   ops::I8sTensor c1{bufs[(cur + 1) % 3]}, c2{bufs[(cur + 2) % 3]};
   ops::MulMatAdd(pool, m.fc1, m.fc1_b, x, /*relu=*/false, yf, &c1);
   emit("conn.fc1", c1);
-  ops::RmsNormScaled(pool, c1, m.norm, kNormEps, rows, &c2);
+  ops::RmsNormScaled(pool, c1, m.norm, kNormEps, rows, &c2, yf);
   emit("conn.norm", c2);
   ops::MulMatAdd(pool, m.fc2, m.fc2_b, c2, /*relu=*/false, yf, &c1);
   emit("conn.fc2", c1);
