@@ -18,6 +18,10 @@
 // (k in [4q, 4q+4)) is 64 bytes at q*64, byte 4i+b = W[16g+i][4q+b] XOR `flip`, with k >= K and
 // padding rows holding weight 0. flip = 0x80 stores w + 128 as an unsigned byte (AVX-512
 // VNNI: unsigned weights times signed activations); flip = 0 keeps signed weights (AVX2).
+//
+// The helpers below are `static inline` on purpose: the AVX2/AVX-512 TUs include this header,
+// and an inline function with external linkage compiled there could be emitted as a weak
+// symbol with AVX code that the linker then shares with baseline callers.
 #pragma once
 
 #include <cstddef>
@@ -27,12 +31,12 @@ namespace tern::kernels::packing {
 
 inline constexpr int64_t kRowGroup = 16;
 
-inline int64_t RowGroups(int64_t n_rows) { return (n_rows + kRowGroup - 1) / kRowGroup; }
+static inline int64_t RowGroups(int64_t n_rows) { return (n_rows + kRowGroup - 1) / kRowGroup; }
 
 size_t I2s16Bytes(int64_t k, int64_t n_rows);
 void PackI2s16(const uint8_t* canonical, int64_t k, int64_t n_rows, uint8_t* packed);
 
-inline int64_t I8K4(int64_t k) { return (k + 3) / 4 * 4; }
+static inline int64_t I8K4(int64_t k) { return (k + 3) / 4 * 4; }
 size_t I8x16Bytes(int64_t k, int64_t n_rows);
 void PackI8x16(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t flip,
                uint8_t* packed);
@@ -45,7 +49,7 @@ namespace tern::kernels::packing {
 // a chunk stays in L2 while every weight tile of a row range sweeps over it), but at least
 // 64 rows (the weights are re-read once per chunk: fewer rows would make that dominate),
 // rounded down to a multiple of the tile height `rx`.
-inline int64_t ChunkRows(int64_t k, int64_t rx) {
+static inline int64_t ChunkRows(int64_t k, int64_t rx) {
   int64_t rows = (int64_t{256} << 10) / (k > 0 ? k : 1);
   rows = rows > 64 ? rows : 64;
   return rows / rx * rx;

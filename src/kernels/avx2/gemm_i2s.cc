@@ -7,7 +7,6 @@
 // by madd(., 1) into the exact int32 row accumulators. Tile: H halves x RX activation rows.
 #include <immintrin.h>
 
-#include <array>
 #include <cstring>
 #include <utility>
 
@@ -85,16 +84,22 @@ constexpr TileFn Pick() {
   }
 }
 
+// A plain struct, not std::array: nothing with external linkage gets instantiated in this
+// ISA-flagged TU (packing.h explains the hazard).
+struct TileRow {
+  TileFn fn[kMaxRx + 1];
+};
 template <int H, int... RX>
-constexpr std::array<TileFn, kMaxRx + 1> MakeRow(std::integer_sequence<int, RX...>) {
-  return {nullptr, Pick<H, RX + 1>()...};
+constexpr TileRow MakeRow(std::integer_sequence<int, RX...>) {
+  return {{nullptr, Pick<H, RX + 1>()...}};
 }
 template <int H>
-constexpr std::array<TileFn, kMaxRx + 1> kRow =
-    MakeRow<H>(std::make_integer_sequence<int, kMaxRx>());
+constexpr TileRow kRow = MakeRow<H>(std::make_integer_sequence<int, kMaxRx>());
 
 // The tile for `h` 8-row halves (1, 2 or 4) and `rx` activation rows.
-TileFn TileFor(int h, int rx) { return h == 4 ? kRow<4>[rx] : h == 2 ? kRow<2>[rx] : kRow<1>[rx]; }
+TileFn TileFor(int h, int rx) {
+  return h == 4 ? kRow<4>.fn[rx] : h == 2 ? kRow<2>.fn[rx] : kRow<1>.fn[rx];
+}
 
 }  // namespace
 

@@ -6,7 +6,6 @@
 // widened at once by madd(., 1) into exact int32: no int16 value is ever accumulated.
 #include <immintrin.h>
 
-#include <array>
 #include <cstring>
 #include <utility>
 
@@ -77,15 +76,21 @@ constexpr TileFn Pick() {
   }
 }
 
+// A plain struct, not std::array: nothing with external linkage gets instantiated in this
+// ISA-flagged TU (packing.h explains the hazard).
+struct TileRow {
+  TileFn fn[kMaxRx + 1];
+};
 template <int H, int... RX>
-constexpr std::array<TileFn, kMaxRx + 1> MakeRow(std::integer_sequence<int, RX...>) {
-  return {nullptr, Pick<H, RX + 1>()...};
+constexpr TileRow MakeRow(std::integer_sequence<int, RX...>) {
+  return {{nullptr, Pick<H, RX + 1>()...}};
 }
 template <int H>
-constexpr std::array<TileFn, kMaxRx + 1> kRow =
-    MakeRow<H>(std::make_integer_sequence<int, kMaxRx>());
+constexpr TileRow kRow = MakeRow<H>(std::make_integer_sequence<int, kMaxRx>());
 
-TileFn TileFor(int h, int rx) { return h == 4 ? kRow<4>[rx] : h == 2 ? kRow<2>[rx] : kRow<1>[rx]; }
+TileFn TileFor(int h, int rx) {
+  return h == 4 ? kRow<4>.fn[rx] : h == 2 ? kRow<2>.fn[rx] : kRow<1>.fn[rx];
+}
 
 }  // namespace
 

@@ -8,7 +8,6 @@
 // Exact int32 throughout; epilogue ((float)(D - S) / s) * w_scale, as the scalar oracle.
 #include <immintrin.h>
 
-#include <array>
 #include <cstring>
 #include <utility>
 
@@ -138,16 +137,22 @@ constexpr TileFn Pick() {
   }
 }
 
+// A plain struct, not std::array: nothing with external linkage gets instantiated in this
+// ISA-flagged TU (packing.h explains the hazard).
+struct TileRow {
+  TileFn fn[kMaxRx + 1];
+};
 template <int MG, int... RX>
-constexpr std::array<TileFn, kMaxRx + 1> MakeRow(std::integer_sequence<int, RX...>) {
-  return {nullptr, Pick<MG, RX + 1>()...};
+constexpr TileRow MakeRow(std::integer_sequence<int, RX...>) {
+  return {{nullptr, Pick<MG, RX + 1>()...}};
 }
 template <int MG>
-constexpr std::array<TileFn, kMaxRx + 1> kRow =
-    MakeRow<MG>(std::make_integer_sequence<int, kMaxRx>());
+constexpr TileRow kRow = MakeRow<MG>(std::make_integer_sequence<int, kMaxRx>());
 
 // The tile for `mg` row groups (1, 2 or 4) and `rx` activation rows.
-TileFn TileFor(int mg, int rx) { return mg == 4 ? kRow<4>[rx] : mg == 2 ? kRow<2>[rx] : kRow<1>[rx]; }
+TileFn TileFor(int mg, int rx) {
+  return mg == 4 ? kRow<4>.fn[rx] : mg == 2 ? kRow<2>.fn[rx] : kRow<1>.fn[rx];
+}
 
 }  // namespace
 

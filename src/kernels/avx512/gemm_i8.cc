@@ -7,8 +7,6 @@
 // Register tile: MG row groups (16 rows per zmm) x RX activation rows.
 #include <immintrin.h>
 
-#include <algorithm>
-#include <array>
 #include <cstring>
 #include <utility>
 
@@ -81,15 +79,21 @@ constexpr TileFn Pick() {
   }
 }
 
+// A plain struct, not std::array: nothing with external linkage gets instantiated in this
+// ISA-flagged TU (packing.h explains the hazard).
+struct TileRow {
+  TileFn fn[kMaxRx + 1];
+};
 template <int MG, int... RX>
-constexpr std::array<TileFn, kMaxRx + 1> MakeRow(std::integer_sequence<int, RX...>) {
-  return {nullptr, Pick<MG, RX + 1>()...};
+constexpr TileRow MakeRow(std::integer_sequence<int, RX...>) {
+  return {{nullptr, Pick<MG, RX + 1>()...}};
 }
 template <int MG>
-constexpr std::array<TileFn, kMaxRx + 1> kRow =
-    MakeRow<MG>(std::make_integer_sequence<int, kMaxRx>());
+constexpr TileRow kRow = MakeRow<MG>(std::make_integer_sequence<int, kMaxRx>());
 
-TileFn TileFor(int mg, int rx) { return mg == 4 ? kRow<4>[rx] : mg == 2 ? kRow<2>[rx] : kRow<1>[rx]; }
+TileFn TileFor(int mg, int rx) {
+  return mg == 4 ? kRow<4>.fn[rx] : mg == 2 ? kRow<2>.fn[rx] : kRow<1>.fn[rx];
+}
 
 // Activation rows are handled in chunks of about 256 KiB (L2-resident while the weight tiles
 // sweep them), at most kChunk rows so their sums fit a stack array.
@@ -101,7 +105,8 @@ void GemmI8I8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64
               const int8_t* x, int64_t ldx, int64_t n, int32_t* acc, int64_t ldo) {
   const int64_t group_bytes = packing::kRowGroup * packing::I8K4(k);
   int32_t xsum[kChunk];
-  const int64_t chunk = std::min(packing::ChunkRows(k, kMaxRx), kChunk);
+  const int64_t rows = packing::ChunkRows(k, kMaxRx);
+  const int64_t chunk = rows < kChunk ? rows : kChunk;
   for (int64_t j0 = 0; j0 < n; j0 += chunk) {
     const int64_t nj = n - j0 < chunk ? n - j0 : chunk;
     for (int64_t j = 0; j < nj; ++j) xsum[j] = RowSum(x + (j0 + j) * ldx, k);
