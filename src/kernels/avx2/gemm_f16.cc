@@ -41,6 +41,9 @@ void F16Tile(const uint16_t* w, int64_t k, int64_t ldw, const float* x, int64_t 
   for (; i + 8 <= k; i += 8) {
     __m256 wf[R];
     for (int r = 0; r < R; ++r) {
+      if (RX == 1 && i % 32 == 0) {  // decode: one prefetch per row and cache line
+        _mm_prefetch(reinterpret_cast<const char*>(w + r * ldw + i + 512), _MM_HINT_T0);
+      }
       wf[r] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + r * ldw + i)));
     }
     for (int j = 0; j < RX; ++j) {

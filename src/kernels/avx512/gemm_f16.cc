@@ -24,7 +24,7 @@ void F16Tile(const uint16_t* w, int64_t k, int64_t ldw, const float* x, int64_t 
     for (int r = 0; r < R; ++r) {
       // Decode streams R rows at once from DRAM: prefetch each row ahead of the loads.
       if (RX == 1) {
-        _mm_prefetch(reinterpret_cast<const char*>(w + r * ldw + i + 512), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(w + r * ldw + i + 1024), _MM_HINT_T0);
       }
       wf[r] = _mm512_cvtph_ps(
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * ldw + i)));
