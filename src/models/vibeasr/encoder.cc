@@ -189,17 +189,7 @@ RunBuffer AllocRunBuffer(size_t bytes) {
   return RunBuffer(static_cast<uint8_t*>(p));
 }
 
-}  // namespace
-
-Result<Features> Encoder::RunBranch(Branch which, const float* samples, size_t n,
-                                    ThreadPool& pool, const StageHook* hook,
-                                    EncoderTimings* timings) const {
-  if (samples == nullptr || n == 0)
-    return InvalidArgumentError("encoder: empty audio (0 samples)");
-  const BranchModel& m = *branches_[static_cast<int>(which)];
-  const std::string name = kPrefixes[static_cast<int>(which)];
-  const int64_t hidden = m.geo.hidden;
-
+Plan MakePlan(const Encoder::BranchModel& m, size_t n, int n_threads) {
   Plan plan;
   plan.i8 = static_cast<int64_t>(n);
   int64_t t = plan.i8;
@@ -209,27 +199,61 @@ Result<Features> Encoder::RunBranch(Branch which, const float* samples, size_t n
     // RMSNorm / depthwise / add_scaled keep their float values in the scratch too.
     plan.scratch = std::max(plan.scratch, static_cast<size_t>(t * st.down.out_ch) * sizeof(float));
     for (const BlockModel& b : st.blocks)
-      plan.scratch = std::max(plan.scratch, ops::MlpScratchBytes(t, st.down.out_ch, b.fc1.n,
-                                                                 pool.size(),
-                                                                 MlpBudget(st.down.out_ch))
-                                                .bytes);
+      plan.scratch = std::max(
+          plan.scratch,
+          ops::MlpScratchBytes(t, st.down.out_ch, b.fc1.n, n_threads, MlpBudget(st.down.out_ch))
+              .bytes);
   }
   PlanConv(m.head, &t, &plan);
-  plan.i8 = std::max(plan.i8, t * hidden);
-  plan.scratch = std::max(plan.scratch, static_cast<size_t>(t * hidden) * sizeof(float));
+  plan.i8 = std::max(plan.i8, t * m.geo.hidden);
+  plan.scratch = std::max(plan.scratch, static_cast<size_t>(t * m.geo.hidden) * sizeof(float));
   plan.rows = std::max(plan.rows, t);
+  return plan;
+}
 
-  // One allocation: scratch | rows | three int8 buffers. Pages are touched only as the
-  // stages reach them.
+// Layout of a run buffer: scratch | rows | three int8 buffers.
+size_t PlanBytes(const Plan& p) {
+  return Align64(p.scratch) + Align64(static_cast<size_t>(p.rows) * sizeof(float)) +
+         3 * Align64(static_cast<size_t>(p.i8));
+}
+
+}  // namespace
+
+struct Encoder::Workspace {
+  RunBuffer buffer;
+  size_t bytes = 0;
+};
+
+Status Encoder::Reserve(Workspace* ws, size_t bytes, size_t n) {
+  if (ws->bytes >= bytes) return Status::Ok();
+  ws->buffer = AllocRunBuffer(bytes);
+  ws->bytes = ws->buffer ? bytes : 0;
+  if (!ws->buffer)
+    return ResourceExhaustedError("encoder: cannot allocate %zu MB of activations for %zu samples",
+                                  bytes >> 20, n);
+  return Status::Ok();
+}
+
+Result<Features> Encoder::RunBranch(Branch which, const float* samples, size_t n,
+                                    ThreadPool& pool, const StageHook* hook,
+                                    EncoderTimings* timings) const {
+  Workspace ws;
+  return RunBranchIn(which, samples, n, pool, hook, timings, &ws);
+}
+
+Result<Features> Encoder::RunBranchIn(Branch which, const float* samples, size_t n,
+                                      ThreadPool& pool, const StageHook* hook,
+                                      EncoderTimings* timings, Workspace* ws) const {
+  if (samples == nullptr || n == 0)
+    return InvalidArgumentError("encoder: empty audio (0 samples)");
+  const BranchModel& m = *branches_[static_cast<int>(which)];
+  const std::string name = kPrefixes[static_cast<int>(which)];
+  const Plan plan = MakePlan(m, n, pool.size());
+  TERN_RETURN_IF_ERROR(Reserve(ws, PlanBytes(plan), n));
   const size_t i8_bytes = Align64(static_cast<size_t>(plan.i8));
   const size_t scratch_bytes = Align64(plan.scratch);
   const size_t rows_bytes = Align64(static_cast<size_t>(plan.rows) * sizeof(float));
-  RunBuffer buffer = AllocRunBuffer(scratch_bytes + rows_bytes + 3 * i8_bytes);
-  if (!buffer) {
-    return ResourceExhaustedError("encoder: cannot allocate %zu MB of activations for %zu samples",
-                                  (scratch_bytes + rows_bytes + 3 * i8_bytes) >> 20, n);
-  }
-  uint8_t* base = buffer.get();
+  uint8_t* base = ws->buffer.get();
   auto* scratch = reinterpret_cast<float*>(base);
   auto* rows = reinterpret_cast<float*>(base + scratch_bytes);
   auto* i8 = reinterpret_cast<int8_t*>(base + scratch_bytes + rows_bytes);
@@ -309,10 +333,15 @@ Result<Features> Encoder::RunBranch(Branch which, const float* samples, size_t n
 
 Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
                               EncoderTimings* timings) const {
-  TERN_ASSIGN_OR_RETURN(Features a, RunBranch(Branch::kAcoustic, samples, n, pool, nullptr,
-                                              timings));
-  TERN_ASSIGN_OR_RETURN(Features s, RunBranch(Branch::kSemantic, samples, n, pool, nullptr,
-                                              timings));
+  // One buffer for both branches (sized for the larger), faulted in once.
+  Workspace ws;
+  const size_t bytes = std::max(PlanBytes(MakePlan(*branches_[0], n, pool.size())),
+                                PlanBytes(MakePlan(*branches_[1], n, pool.size())));
+  if (n > 0) TERN_RETURN_IF_ERROR(Reserve(&ws, bytes, n));
+  TERN_ASSIGN_OR_RETURN(Features a, RunBranchIn(Branch::kAcoustic, samples, n, pool, nullptr,
+                                                timings, &ws));
+  TERN_ASSIGN_OR_RETURN(Features s, RunBranchIn(Branch::kSemantic, samples, n, pool, nullptr,
+                                                timings, &ws));
   TERN_CHECK(a.hidden == s.hidden);
   // Upstream feeds min(acoustic, semantic) frames (spec 3.7); equal with equal strides.
   a.frames = std::min(a.frames, s.frames);

@@ -78,9 +78,15 @@ class Encoder {
 
   ~Encoder();
 
+ struct BranchModel;  // the packed weights of one branch (encoder.cc)
+
  private:
-  struct BranchModel;
+  struct Workspace;
   Encoder() = default;
+  static Status Reserve(Workspace* ws, size_t bytes, size_t n);
+  Result<Features> RunBranchIn(Branch b, const float* samples_24k, size_t n, ThreadPool& pool,
+                               const StageHook* hook, EncoderTimings* timings,
+                               Workspace* ws) const;
   std::unique_ptr<gguf::File> file_;  // F32 biases and norms point into the mapping
   std::unique_ptr<BranchModel> branches_[2];
 };
