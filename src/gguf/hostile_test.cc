@@ -283,6 +283,32 @@ TEST(GgufHostile, Placement) {
   ExpectRejected(nodata.s, ErrorCode::kFormat, nodata.s.size(), {"data section"});
 }
 
+// The stored sizes of the published LM's tensors (spec 1.4), read back from the reader's
+// own bookkeeping: a file holding only the tensor info reports the size it needed.
+TEST(GgufHostile, StoredSizesOfThePublishedShapes) {
+  struct Case {
+    uint32_t id;
+    std::initializer_list<uint64_t> ne;
+    const char* bytes;
+  };
+  const Case cases[] = {
+      {14, {1536, 151936}, "191439360 bytes"},  // token_embd.weight Q6_K
+      {1, {1536, 151936}, "466747392 bytes"},   // output.weight F16
+      {36, {1536, 1536}, "589856 bytes"},       // attn_q / attn_output I2_S
+      {36, {1536, 256}, "98336 bytes"},         // attn_k / attn_v
+      {43, {1536, 8960}, "3440672 bytes"},      // ffn_gate / ffn_up (remapped id)
+      {36, {8960, 1536}, "3440672 bytes"},      // ffn_down
+      {37, {16, 1024, 2048}, "33554464 bytes"}, // VAE downsample 6 I8_S: n + 32
+      {42, {1536, 1536}, "2359328 bytes"},      // connector fc2 I8_S (remapped id)
+      {8, {64, 3}, "204 bytes"},                // Q8_0: 34 bytes per 32
+  };
+  for (const Case& c : cases) {
+    auto r = ParseImage(OneTensor("w", c.id, c.ne, 0, 0));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find(c.bytes), std::string::npos) << r.status().message();
+  }
+}
+
 // Every prefix of a valid file shorter than its last tensor's end is an error; a longer
 // one (cut in the final padding) is still a complete file.
 TEST(GgufHostile, TruncationAtEveryByte) {
