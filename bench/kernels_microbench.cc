@@ -73,8 +73,8 @@ void BmI2s(benchmark::State& st, const KernelTable* t) {
                    out.data(), nr);
     benchmark::DoNotOptimize(out.data());
   }
-  st.counters["GOPS"] = benchmark::Counter(2.0 * k * nr * n, benchmark::Counter::kIsIterationInvariantRate,
-                                           benchmark::Counter::kIs1000);
+  st.counters["GOPS"] = benchmark::Counter(
+      2.0 * k * nr * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
 void BmI8(benchmark::State& st, const KernelTable* t) {
@@ -90,8 +90,8 @@ void BmI8(benchmark::State& st, const KernelTable* t) {
     t->gemm_i8_i8(w.data(), k, nr, 0, nr, x.data(), k, n, out.data(), nr);
     benchmark::DoNotOptimize(out.data());
   }
-  st.counters["GOPS"] = benchmark::Counter(2.0 * k * nr * n, benchmark::Counter::kIsIterationInvariantRate,
-                                           benchmark::Counter::kIs1000);
+  st.counters["GOPS"] = benchmark::Counter(
+      2.0 * k * nr * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
 void RegisterAll() {

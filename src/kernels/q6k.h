@@ -4,7 +4,8 @@
 //   qh[64]    high 2 bits
 //   scales[16] int8 sub-block scales (16 values each)
 //   d         F16 super-block scale
-// value = d * scales[is] * (q - 32), q = low | high << 4, in ggml's interleave (see scalar/convert.cc).
+// value = d * scales[is] * (q - 32), q = low | high << 4, in ggml's interleave
+// (see scalar/convert.cc).
 #pragma once
 
 #include <cstdint>
