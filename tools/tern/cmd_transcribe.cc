@@ -44,6 +44,11 @@ void PrintMetrics(const std::string& name, const Transcript& t, double load_ms) 
                static_cast<long long>(m.decode_tokens), m.decode_ms_per_token(), m.wall_ms,
                m.rtf, static_cast<double>(m.peak_rss_bytes) / 1e6, t.isa.c_str(), t.threads,
                t.head.c_str());
+  if (!m.stages.empty()) {
+    std::fprintf(stderr, "metrics: encoder stages (ms):");
+    for (const auto& [stage, ms] : m.stages) std::fprintf(stderr, " %s=%.1f", stage.c_str(), ms);
+    std::fputc('\n', stderr);
+  }
 }
 
 Status WriteFile(const std::string& path, const std::string& data) {

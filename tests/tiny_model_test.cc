@@ -1,0 +1,221 @@
+// The bundled model (models/tiny-en, trained here: training/README.md) on held-out speech:
+// the engine, not PyTorch, must turn real audio into the right words, and its numbers must
+// agree with the PyTorch quantized forward the model was trained with.
+//
+// Data (tests/data/heldout/): NNN.wav clips (24 kHz), transcripts.tsv (file, reference,
+// voice), reference/NNN.json (+ .features.f32, .logits.f32) dumped by training/reference.py.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/mapped_file.h"
+#include "engine/model_impl.h"
+#include "engine/prompt.h"
+#include "tern/tern.h"
+
+namespace tern {
+namespace {
+
+const std::string kModelDir = TERN_SOURCE_DIR "/models/tiny-en";
+const std::string kDataDir = TERN_SOURCE_DIR "/tests/data/heldout";
+
+// Lowercased words with punctuation removed (as training/reference.py norm_words).
+std::vector<std::string> NormWords(const std::string& text) {
+  std::vector<std::string> words;
+  std::string cur;
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '\'') {
+      cur.push_back(static_cast<char>(std::tolower(c)));
+    } else if (std::isspace(c) || c == '-') {
+      if (!cur.empty()) words.push_back(cur);
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) words.push_back(cur);
+  return words;
+}
+
+// Word-level Levenshtein distance (substitutions + deletions + insertions).
+size_t EditDistance(const std::vector<std::string>& ref, const std::vector<std::string>& hyp) {
+  std::vector<size_t> prev(hyp.size() + 1), cur(hyp.size() + 1);
+  for (size_t j = 0; j <= hyp.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= ref.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= hyp.size(); ++j) {
+      const size_t sub = prev[j - 1] + (ref[i - 1] == hyp[j - 1] ? 0 : 1);
+      cur[j] = std::min({sub, prev[j] + 1, cur[j - 1] + 1});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[hyp.size()];
+}
+
+TEST(Wer, AlignmentCountsEditsExactly) {
+  EXPECT_EQ(EditDistance(NormWords("set a timer"), NormWords("Set a timer.")), 0u);
+  EXPECT_EQ(EditDistance(NormWords("a b c d"), NormWords("a x c d")), 1u);   // substitution
+  EXPECT_EQ(EditDistance(NormWords("a b c d"), NormWords("a c d")), 1u);     // deletion
+  EXPECT_EQ(EditDistance(NormWords("a b c d"), NormWords("a b b c d")), 1u); // insertion
+  EXPECT_EQ(EditDistance(NormWords("a b"), NormWords("")), 2u);
+  EXPECT_EQ(EditDistance(NormWords("one two three"), NormWords("three two one")), 2u);
+}
+
+struct Clip {
+  std::string file, reference, voice;
+};
+
+std::vector<Clip> ReadTranscripts() {
+  std::vector<Clip> clips;
+  std::ifstream in(kDataDir + "/transcripts.tsv");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    Clip c;
+    if (std::getline(ss, c.file, '\t') && std::getline(ss, c.reference, '\t')) {
+      std::getline(ss, c.voice, '\t');
+      clips.push_back(c);
+    }
+  }
+  return clips;
+}
+
+std::shared_ptr<const Model> LoadTiny() {
+  ModelOptions mo;
+  mo.model_dir = kModelDir;
+  Result<std::shared_ptr<const Model>> m = Model::Load(mo);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return m.ok() ? *m : nullptr;
+}
+
+// The accuracy gate. The threshold is justified in README.md ("The bundled model"): it sits
+// above the WER PyTorch measures for the same quantized model on the same clips plus a margin
+// for the clips where float summation order flips a greedy choice, and far below the ~100%
+// of a model that does not hear the audio.
+TEST(TinyModel, HeldOutWordErrorRate) {
+  const std::vector<Clip> clips = ReadTranscripts();
+  ASSERT_GE(clips.size(), 10u) << "no held-out clips in " << kDataDir;
+  auto model = LoadTiny();
+  ASSERT_TRUE(model);
+  Session session(model, 2);
+  std::map<std::string, std::pair<size_t, size_t>> by_voice;  // voice -> (edits, words)
+  size_t edits = 0, words = 0;
+  for (const Clip& c : clips) {
+    Result<Audio> audio = LoadAudio(kDataDir + "/" + c.file);
+    ASSERT_TRUE(audio.ok()) << audio.status().ToString();
+    TranscribeOptions o;
+    o.decoding.max_tokens = 96;
+    Result<Transcript> t = session.Transcribe(*audio, o);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    const std::vector<std::string> ref = NormWords(c.reference);
+    const size_t e = EditDistance(ref, NormWords(t->text));
+    edits += e;
+    words += ref.size();
+    by_voice[c.voice].first += e;
+    by_voice[c.voice].second += ref.size();
+    if (e > 0) std::printf("  %s [%s]\n    ref: %s\n    hyp: %s\n", c.file.c_str(), c.voice.c_str(), c.reference.c_str(), t->text.c_str());
+  }
+  for (const auto& [voice, ew] : by_voice) {
+    std::printf("WER %-28s %6.2f%%  (%zu / %zu words)\n", voice.c_str(),
+                100.0 * static_cast<double>(ew.first) / static_cast<double>(ew.second), ew.first, ew.second);
+  }
+  const double wer = static_cast<double>(edits) / static_cast<double>(words);
+  std::printf("WER %-28s %6.2f%%  (%zu / %zu words, %zu clips)\n", "all", 100.0 * wer, edits, words, clips.size());
+  EXPECT_LT(wer, TERN_TINY_MAX_WER);
+}
+
+std::vector<float> ReadF32(const std::string& path) {
+  Result<std::string> bytes = ReadFileToString(path);
+  EXPECT_TRUE(bytes.ok()) << path;
+  std::vector<float> v(bytes.ok() ? bytes->size() / sizeof(float) : 0);
+  if (!v.empty()) std::memcpy(v.data(), bytes->data(), v.size() * sizeof(float));
+  return v;
+}
+
+// Engine vs the PyTorch quantized forward on the dumped clips: the prompt ids exactly, the
+// encoder features and the logits of every teacher-forced step within tolerances derived
+// from the data (a fraction of the values' spread), and the greedy choices.
+TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
+  auto model = LoadTiny();
+  ASSERT_TRUE(model);
+  const Model::Impl& m = model->impl();
+  ThreadPool pool(2);
+  int checked = 0;
+  for (int i = 0; i < 1000 && checked < 8; ++i) {
+    char stem[32];
+    std::snprintf(stem, sizeof(stem), "%03d", i);
+    const std::string json_path = kDataDir + "/reference/" + stem + ".json";
+    Result<std::string> text = ReadFileToString(json_path);
+    if (!text.ok()) continue;
+    ++checked;
+    const nlohmann::json ref = nlohmann::json::parse(*text);
+    Result<Audio> audio = LoadAudio(kDataDir + "/" + ref["wav"].get<std::string>());
+    ASSERT_TRUE(audio.ok()) << audio.status().ToString();
+    ASSERT_EQ(static_cast<int64_t>(audio->samples.size()), ref["n_samples"].get<int64_t>());
+
+    // Features.
+    Result<vibeasr::Features> feats = m.encoder->Run(audio->samples.data(), audio->samples.size(), pool);
+    ASSERT_TRUE(feats.ok()) << feats.status().ToString();
+    const std::vector<float> ref_feats = ReadF32(kDataDir + "/reference/" + stem + ".features.f32");
+    ASSERT_EQ(feats->data.size(), ref_feats.size());
+    double max_diff = 0, max_abs = 0;
+    for (size_t k = 0; k < ref_feats.size(); ++k) {
+      max_diff = std::max(max_diff, std::fabs(static_cast<double>(feats->data[k]) - ref_feats[k]));
+      max_abs = std::max(max_abs, std::fabs(static_cast<double>(ref_feats[k])));
+    }
+    std::printf("%s features: max |engine - torch| = %.3g (max |x| %.3g)\n", stem, max_diff, max_abs);
+    EXPECT_LE(max_diff, 0.02 * max_abs) << stem;
+
+    // Prompt ids.
+    Result<engine::Prompt> prompt = engine::BuildPrompt(*m.tokenizer, m.special, static_cast<int64_t>(audio->samples.size()), PromptFormat::kText, "");
+    ASSERT_TRUE(prompt.ok());
+    EXPECT_EQ(prompt->tokens, ref["prompt_ids"].get<std::vector<int32_t>>()) << stem;
+
+    // Teacher-forced logits with the TORCH features, so this isolates the decoder.
+    std::vector<vibeasr::DecoderInput> in;
+    int32_t pos = 0;
+    const int64_t fed = std::min<int64_t>(prompt->pad_count, feats->frames);
+    for (int k = 0; k < prompt->pad_start; ++k) in.push_back({prompt->tokens[static_cast<size_t>(k)], nullptr, pos++});
+    for (int64_t f = 0; f < fed; ++f) in.push_back({-1, ref_feats.data() + f * feats->hidden, pos++});
+    for (size_t k = static_cast<size_t>(prompt->pad_start + prompt->pad_count); k < prompt->tokens.size(); ++k)
+      in.push_back({prompt->tokens[k], nullptr, pos++});
+    vibeasr::DecoderState state(*m.decoder, static_cast<int64_t>(in.size()) + 128);
+    std::vector<float> logits;
+    ASSERT_TRUE(state.Prefill(in, pool, &logits).ok());
+    const std::vector<float> ref_logits = ReadF32(kDataDir + "/reference/" + stem + ".logits.f32");
+    const int64_t vocab = ref["vocab"].get<int64_t>();
+    const std::vector<int32_t> gen = ref["generated"].get<std::vector<int32_t>>();
+    const int64_t steps = ref["logit_steps"].get<int64_t>();
+    ASSERT_EQ(static_cast<int64_t>(ref_logits.size()), steps * vocab);
+    int32_t dpos = static_cast<int32_t>(prompt->tokens.size());
+    double worst = 0;
+    for (int64_t s = 0; s < steps; ++s) {
+      const float* r = ref_logits.data() + s * vocab;
+      float lo = r[0], hi = r[0];
+      double d = 0;
+      for (int64_t v = 0; v < vocab; ++v) {
+        lo = std::min(lo, r[v]);
+        hi = std::max(hi, r[v]);
+        d = std::max(d, std::fabs(static_cast<double>(logits[static_cast<size_t>(v)]) - r[v]));
+      }
+      worst = std::max(worst, d / (hi - lo));
+      EXPECT_LE(d, 0.02 * (hi - lo)) << stem << " step " << s;
+      if (s + 1 < steps) ASSERT_TRUE(state.Step(gen[static_cast<size_t>(s)], dpos++, pool, &logits).ok());
+    }
+    std::printf("%s logits: max |engine - torch| = %.3g of the logit range over %lld steps\n", stem, worst, static_cast<long long>(steps));
+  }
+  EXPECT_GE(checked, 2) << "no reference dumps in " << kDataDir << "/reference";
+}
+
+}  // namespace
+}  // namespace tern
