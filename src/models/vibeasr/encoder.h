@@ -74,7 +74,7 @@ class Encoder {
   static int64_t FramesFor(size_t n_samples);
 
   // FFN activations larger than this are recomputed rather than stored (ops::MlpReluI8s).
-  static constexpr size_t kMlpStoreBudget = size_t{256} << 20;
+  static constexpr size_t kMlpStoreBudget = size_t{64} << 20;
 
   ~Encoder();
 
