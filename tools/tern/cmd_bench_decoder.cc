@@ -8,6 +8,7 @@
 // wGB/s counts the weight bytes streamed per row (ternary projections + head). The int8 vs
 // F16 head top-1 agreement and max logit error over the decode steps go to stderr.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +59,26 @@ double CpuMs() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+// DRAM read bandwidth of this machine right now with `pool`: a plain sum over 256 MB (more
+// than any LLC), so decode times can be read against the bytes they must stream.
+double StreamGBs(ThreadPool& pool) {
+  constexpr size_t kBytes = size_t{256} << 20;
+  std::vector<uint64_t> buf(kBytes / 8, 1);
+  std::atomic<uint64_t> sink{0};  // keeps the sums alive
+  std::vector<double> ms;
+  for (int rep = 0; rep < 4; ++rep) {
+    Timer t;
+    pool.ParallelFor(static_cast<int64_t>(buf.size()), 4096, [&](int64_t b, int64_t e) {
+      uint64_t s = 0;
+      for (int64_t i = b; i < e; ++i) s += buf[i];
+      sink.fetch_add(s, std::memory_order_relaxed);
+    });
+    ms.push_back(t.ElapsedMs());
+  }
+  std::sort(ms.begin(), ms.end());
+  return kBytes / (ms[1] * 1e6);
 }
 
 double Median(std::vector<double> v) {
@@ -178,6 +199,10 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
                  "%.2f ms/token wall / %.2f ms CPU per token\n", head, o.threads,
                  Median(prefill), Median(prefill_cpu), Median(decode), Median(decode_cpu));
     const double wbytes = WeightBytes(**dec);
+    const double gbs = StreamGBs(pool);
+    std::fprintf(stderr, "%s head: %.0f MB of weights per token; a plain %d-thread read runs at "
+                 "%.1f GB/s now, i.e. %.1f ms for those bytes\n", head, wbytes / 1e6,
+                 o.threads, gbs, wbytes / (gbs * 1e6));
     Record rp;
     rp.kernel = std::string("decoder/prefill130/") + head;
     rp.isa = kernels::IsaName(kernels::Kernels().isa);
