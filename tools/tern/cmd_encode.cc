@@ -10,6 +10,7 @@
 #include "audio/audio.h"
 #include "base/timer.h"
 #include "commands.h"
+#include "kernels/kernels.h"
 #include "models/vibeasr/encoder.h"
 #include "runtime/thread_pool.h"
 
@@ -38,6 +39,11 @@ int CmdEncode(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  // A bad TERN_ISA is reported here instead of aborting inside the first kernel call.
+  if (Result<kernels::Isa> isa = kernels::SelectIsa(); !isa.ok()) {
+    std::fprintf(stderr, "tern encode: %s\n", isa.status().ToString().c_str());
+    return 1;
   }
   if (vae_path.empty()) {
     if (model_dir.empty()) {
