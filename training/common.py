@@ -108,7 +108,7 @@ def encode_features(m, audio_batch):
     return m.encoder(audio_batch)
 
 
-def build_batch(m, tok, feats, n, targets, device_f16_kv=False):
+def build_batch(m, tok, feats, n, targets, tok_drop=0.0, rng=None):
     """Embeddings, positions, mask and labels for a batch that shares clip length n.
     feats [B, F, H]; targets: list of target id lists. Returns (x, pos, mask, labels)."""
     pre, N, Fr, suf, n_prompt = prompt_parts(tok, n)
@@ -121,7 +121,11 @@ def build_batch(m, tok, feats, n, targets, device_f16_kv=False):
     xs, labels = [], torch.full((B, S), -100, dtype=torch.long)
     tgt_in = torch.zeros((B, Lt - 1), dtype=torch.long)
     for b, t in enumerate(targets):
-        tgt_in[b, :len(t) - 1] = torch.tensor(t[:-1])
+        inp = list(t[:-1])
+        for k in range(3, len(inp)):            # keep the <|im_start|>assistant\n header
+            if tok_drop > 0 and rng.random() < tok_drop:
+                inp[k] = rng.randrange(256, tok.n_vocab - 6)
+        tgt_in[b, :len(t) - 1] = torch.tensor(inp)
         base = len(pre) + Fr + len(suf) - 1
         labels[b, base:base + len(t)] = torch.tensor(t)
     x = torch.cat([E(ids_pre)[None].expand(B, -1, -1), feats[:, :Fr],

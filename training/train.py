@@ -51,10 +51,10 @@ def make_audio(audio, meta, idx, rng, aug=True):
     return torch.from_numpy(batch), n
 
 
-def step_loss(m, tok, audio_t, n, texts):
+def step_loss(m, tok, audio_t, n, texts, tok_drop=0.0, rng=None):
     feats = m.encoder(audio_t)
     targets = [common.target_ids(tok, t) for t in texts]
-    x, pos, mask, labels = common.build_batch(m, tok, feats, n, targets)
+    x, pos, mask, labels = common.build_batch(m, tok, feats, n, targets, tok_drop, rng)
     logits = m.decoder(x, pos, mask)
     ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
                          ignore_index=-100)
@@ -79,6 +79,10 @@ def main():
     ap.add_argument("--out", default=os.path.join(common.WORK, "ckpt.pt"))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--split", default="train")
+    ap.add_argument("--init", default="", help="start from this checkpoint's weights")
+    ap.add_argument("--ctc-weight", type=float, default=0.3)
+    ap.add_argument("--tok-drop", type=float, default=0.0,
+                    help="replace this fraction of teacher-forced text inputs by random tokens")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -86,6 +90,9 @@ def main():
 
     tok = common.build_tokenizer()
     m = common.make_model(tok)
+    if a.init:
+        m.load_state_dict(torch.load(a.init, map_location="cpu")["model"])
+        print(f"initialized from {a.init}", flush=True)
     audio, meta = common.read_split(a.split)
     if a.max_train:
         meta = meta[:a.max_train]
@@ -117,8 +124,8 @@ def main():
             for g in opt.param_groups:
                 g["lr"] = lr
             x, n = make_audio(audio, meta, idx, rng)
-            ce, ctc = step_loss(m, tok, x, n, [meta[i]["text"] for i in idx])
-            loss = ce + 0.3 * ctc
+            ce, ctc = step_loss(m, tok, x, n, [meta[i]["text"] for i in idx], a.tok_drop, rng)
+            loss = ce + a.ctc_weight * ctc
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
