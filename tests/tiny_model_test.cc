@@ -22,6 +22,7 @@
 
 #include "base/mapped_file.h"
 #include "engine/model_impl.h"
+#include "engine/prefill.h"
 #include "engine/prompt.h"
 #include "tern/tern.h"
 
@@ -128,13 +129,8 @@ TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
     EXPECT_EQ(prompt->tokens, ref["prompt_ids"].get<std::vector<int32_t>>()) << stem;
 
     // Teacher-forced logits with the TORCH features, so this isolates the decoder.
-    std::vector<vibeasr::DecoderInput> in;
-    int32_t pos = 0;
-    const int64_t fed = std::min<int64_t>(prompt->pad_count, feats->frames);
-    for (int k = 0; k < prompt->pad_start; ++k) in.push_back({prompt->tokens[static_cast<size_t>(k)], nullptr, pos++});
-    for (int64_t f = 0; f < fed; ++f) in.push_back({-1, ref_feats.data() + f * feats->hidden, pos++});
-    for (size_t k = static_cast<size_t>(prompt->pad_start + prompt->pad_count); k < prompt->tokens.size(); ++k)
-      in.push_back({prompt->tokens[k], nullptr, pos++});
+    const std::vector<vibeasr::DecoderInput> in =
+        engine::PrefillInputs(*prompt, feats->frames, feats->hidden, ref_feats.data());
     vibeasr::DecoderState state(*m.decoder, static_cast<int64_t>(in.size()) + 128);
     std::vector<float> logits;
     ASSERT_TRUE(state.Prefill(in, pool, &logits).ok());

@@ -6,6 +6,7 @@
 
 #include "base/timer.h"
 #include "engine/model_impl.h"
+#include "engine/prefill.h"
 #include "engine/prompt.h"
 #include "engine/repetition.h"
 #include "engine/sampler.h"
@@ -43,22 +44,6 @@ int DefaultThreads(int threads) {
 
 bool Cancelled(const TranscribeOptions& o) {
   return o.cancel != nullptr && o.cancel->load(std::memory_order_relaxed);
-}
-
-// Prefill inputs following upstream (spec 4.6): text before the pads at 0..P-1, the fed
-// frames at P..P+F'-1, then the text after ALL N pad slots (unfed pads are skipped) at
-// P+F'... Decoding later continues at position = the full prompt length.
-std::vector<vibeasr::DecoderInput> PrefillInputs(const engine::Prompt& p, int64_t frames,
-                                                 int64_t hidden, const float* features) {
-  std::vector<vibeasr::DecoderInput> in;
-  const int64_t fed = std::min<int64_t>(p.pad_count, frames);
-  int32_t pos = 0;
-  for (int i = 0; i < p.pad_start; ++i) in.push_back({p.tokens[static_cast<size_t>(i)], nullptr, pos++});
-  for (int64_t f = 0; f < fed; ++f) in.push_back({-1, features + f * hidden, pos++});
-  for (size_t i = static_cast<size_t>(p.pad_start + p.pad_count); i < p.tokens.size(); ++i) {
-    in.push_back({p.tokens[i], nullptr, pos++});
-  }
-  return in;
 }
 
 struct Decoded {
@@ -220,7 +205,7 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
   t.prompt_token_ids = prompt.tokens;
   t.frames = std::min<int64_t>(prompt.pad_count, feats.frames);
   std::vector<vibeasr::DecoderInput> inputs =
-      PrefillInputs(prompt, feats.frames, feats.hidden, feats.data.data());
+      engine::PrefillInputs(prompt, feats.frames, feats.hidden, feats.data.data());
 
   // 3. Prefill, then decode from position = the full prompt length (spec 4.6).
   const vibeasr::DecoderConfig& c = m.decoder->config();
