@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "text/utf8.h"
+
 namespace tern::engine {
 namespace {
 
@@ -69,7 +71,8 @@ class Reader {
               i_ = next;
             }
           }
-          AppendUtf8(cp, out);
+          // A lone surrogate cannot be encoded: it becomes U+FFFD.
+          text::AppendUtf8(cp >= 0xD800 && cp <= 0xDFFF ? 0xFFFDu : cp, out);
           break;
         }
         default: out->push_back(e); break;  // \" \\ \/ and anything else literally
@@ -149,25 +152,6 @@ class Reader {
     *cp = v;
     return true;
   }
-  static void AppendUtf8(uint32_t cp, std::string* out) {
-    if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;  // a lone surrogate
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-
   std::string_view s_;
   size_t i_ = 0;
   bool truncated_ = false;
