@@ -69,6 +69,7 @@ int BenchE2E(int argc, char** argv) {
   };
   if (head == "int8") mo.head = HeadPrecision::kInt8;
   else if (head != "f16") return fail(InvalidArgumentError("--head must be f16 or int8"));
+  if (threads < 0 || threads > 1024) return fail(InvalidArgumentError("--threads must be in [1, 1024]"));
   if (tokens < 1 || repeats < 1 || !(seconds > 0))
     return fail(InvalidArgumentError("--tokens, --repeats and --seconds must be positive"));
 

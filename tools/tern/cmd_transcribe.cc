@@ -68,6 +68,8 @@ Status Run(Flags& f) {
   f.audio.normalize = !f.no_normalize;
   f.audio.clip_guard = !f.no_clip_guard;
   f.transcribe.decoding.repetition_guard = !f.no_repetition_guard;
+  if (f.threads < 0 || f.threads > 1024)
+    return InvalidArgumentError("--threads must be in [1, 1024] (0 or absent: all CPUs), got %d", f.threads);
   TERN_ASSIGN_OR_RETURN(const OutputFormat format, OutputFormatFromName(f.output_format));
   if (!f.output_file.empty() && f.inputs.size() > 1)
     return InvalidArgumentError("-o writes one file; with %zu inputs use --output-dir",
