@@ -22,6 +22,12 @@ class MappedFile {
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
+  // Drops the resident pages wholly inside [p, p + n) (which must lie in this mapping) from
+  // the process: a weight that now lives in a packed copy need not be resident twice. The
+  // bytes stay valid (a later read pages them back in from the file); advice only, so a
+  // failure is harmless and not reported.
+  void ReleasePages(const uint8_t* p, size_t n) const;
+
  private:
   MappedFile(std::string path, const uint8_t* data, size_t size)
       : path_(std::move(path)), data_(data), size_(size) {}

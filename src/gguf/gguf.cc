@@ -165,6 +165,14 @@ const TensorInfo* File::FindTensor(std::string_view name) const {
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
 }
 
+void File::ReleasePages(const TensorInfo& t) const {
+  ReleasePages(t.data, static_cast<size_t>(t.n_bytes));
+}
+
+void File::ReleasePages(const uint8_t* p, size_t n) const {
+  if (map_ != nullptr) map_->ReleasePages(p, n);
+}
+
 namespace {
 
 bool IsUnsigned(ValueType t) {

@@ -159,6 +159,12 @@ class File {
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* FindTensor(std::string_view name) const;
 
+  // For a tensor now held in a packed/converted copy: drops its whole pages from the
+  // process when the file is memory-mapped (Open); a no-op for Parse'd bytes, which
+  // belong to the caller. The tensor's bytes remain readable either way.
+  void ReleasePages(const TensorInfo& t) const;
+  void ReleasePages(const uint8_t* p, size_t n) const;  // a byte range inside the file
+
  private:
   File() = default;
   std::unique_ptr<MappedFile> map_;

@@ -262,6 +262,31 @@ TEST(GgufWriter, WriteToMatchesSerializeAndOpenMaps) {
   EXPECT_EQ(gone.status().code(), ErrorCode::kNotFound);
 }
 
+// Releasing the pages of a tensor (after packing it) must never change what it reads: a
+// mapped file pages the bytes back in; Parse'd memory belongs to the caller and is untouched.
+TEST(GgufRelease, BytesStayReadable) {
+  Writer w;
+  const std::vector<uint8_t> big = Pattern(3 * 4096 * 4, 7);
+  ASSERT_TRUE(w.AddTensor("big", DType::kF32, {3 * 4096}, big).ok());
+  ASSERT_TRUE(w.AddTensor("tail", DType::kF32, {5}, Pattern(20, 3)).ok());
+  const std::string path = ::testing::TempDir() + "/gguf_release_" + std::to_string(getpid());
+  ASSERT_TRUE(w.WriteTo(path).ok());
+  auto f = File::Open(path);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  const TensorInfo* t = (*f)->FindTensor("big");
+  (*f)->ReleasePages(*t);
+  (*f)->ReleasePages(t->data + 100, 5000);
+  EXPECT_EQ(std::memcmp(t->data, big.data(), big.size()), 0);
+  EXPECT_EQ(std::memcmp((*f)->FindTensor("tail")->data, Pattern(20, 3).data(), 20), 0);
+  unlink(path.c_str());
+
+  std::string bytes = w.Serialize();
+  auto p = File::Parse(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "mem");
+  ASSERT_TRUE(p.ok());
+  (*p)->ReleasePages(*(*p)->FindTensor("big"));
+  EXPECT_EQ(std::memcmp((*p)->FindTensor("big")->data, big.data(), big.size()), 0);
+}
+
 // The convert rewrite changes exactly the type fields of I2_S/I8_S tensors.
 TEST(GgufRetype, OnlyTypeFieldsChange) {
   Writer w(TypeIds::kPublished);

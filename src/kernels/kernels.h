@@ -23,6 +23,10 @@
 //     interleave 16 rows, kernels/packing.h). Split rows with ThreadPool::Split(N, align, ...).
 //     Packed sizes round N up to 16 rows (and int8 K up to 4): always allocate
 //     i2s_packed_bytes / i8_packed_bytes, never N*K/4 or N*K.
+//   * Packs are separable by row blocks: packing rows [r, r + m) of a matrix on their own
+//     (r a multiple of the row alignment) writes exactly the bytes
+//     [packed_bytes(k, r), packed_bytes(k, r) + packed_bytes(k, m)) of the whole matrix's pack,
+//     so large matrices are packed block by block (kernels_test checks it on every ISA).
 //   * I2_S code 3 (never written by the format) is weight 0 in every ISA, as the dequantizer.
 //   * quantize_rows_i8 rounds the float product fl(x*s) (spec 2.3 as written; the audit's
 //     gcc+FMA variant that rounds the exact product is not emulated).

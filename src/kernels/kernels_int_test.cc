@@ -445,3 +445,45 @@ TEST(Requant, SimdMatchesOracle) {
 
 }  // namespace
 }  // namespace tern::kernels
+
+namespace tern::kernels {
+namespace {
+
+// kernels.h promises that a pack is separable by aligned row blocks (large matrices are packed
+// block by block at load): pack whole and pack in pieces must give the same bytes.
+TEST(Packing, SeparableByAlignedRowBlocks) {
+  std::mt19937 rng(17);
+  std::vector<const KernelTable*> tables = SimdTables();
+  tables.push_back(&Scalar());
+  for (const KernelTable* t : tables) {
+    SCOPED_TRACE(IsaName(t->isa));
+    {
+      const int64_t a = t->i2s_row_align, k = 256, n = 5 * a + 7;
+      std::vector<uint8_t> canon(static_cast<size_t>(n * k / 4));
+      for (auto& b : canon) b = static_cast<uint8_t>(rng());
+      std::vector<uint8_t> whole(t->i2s_packed_bytes(k, n)), parts(whole.size(), 0xee);
+      t->pack_i2s(canon.data(), k, n, whole.data());
+      for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, a}, {a, 3 * a}, {3 * a, n}}) {
+        ASSERT_EQ(t->i2s_packed_bytes(k, r1 - r0),
+                  t->i2s_packed_bytes(k, r1) - t->i2s_packed_bytes(k, r0)) << r0;
+        t->pack_i2s(canon.data() + r0 * k / 4, k, r1 - r0,
+                    parts.data() + t->i2s_packed_bytes(k, r0));
+      }
+      EXPECT_EQ(parts, whole);
+    }
+    {
+      const int64_t a = t->i8_row_align, k = 37, n = 5 * a + 7;
+      std::vector<int8_t> canon(static_cast<size_t>(n * k));
+      for (auto& v : canon) v = static_cast<int8_t>(rng() % 255 - 127);
+      std::vector<uint8_t> whole(t->i8_packed_bytes(k, n)), parts(whole.size(), 0xee);
+      t->pack_i8(canon.data(), k, n, whole.data());
+      for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, a}, {a, 3 * a}, {3 * a, n}}) {
+        t->pack_i8(canon.data() + r0 * k, k, r1 - r0, parts.data() + t->i8_packed_bytes(k, r0));
+      }
+      EXPECT_EQ(parts, whole);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tern::kernels

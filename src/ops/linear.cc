@@ -86,7 +86,7 @@ void LinearI2SSwiGlu(ThreadPool& pool, const QuantizedRows& x, const I2SMatrix& 
 }
 
 Result<I8Matrix> QuantizeWeightsI8(DType type, const uint8_t* data, int64_t k, int64_t n,
-                                   ThreadPool* pool) {
+                                   ThreadPool* pool, const RowsConsumed& consumed) {
   if (!RowDecodeSupported(type)) {
     return UnsupportedError("W8A8 weights: cannot decode %s rows (F32/F16/Q8_0/Q6_K only)",
                             DTypeName(type));
@@ -97,34 +97,42 @@ Result<I8Matrix> QuantizeWeightsI8(DType type, const uint8_t* data, int64_t k, i
   }
   const auto& kt = kernels::Kernels();
   const int64_t row_bytes = RowBytes(type, k);
-  std::vector<int8_t> q(static_cast<size_t>(n * k));
   I8Matrix m;
   m.k = k;
   m.n = n;
   m.scale.resize(static_cast<size_t>(n));
-  auto quantize = [&](int64_t b, int64_t e) {
+  m.packed.resize(kt.i8_packed_bytes(k, n));
+  // Blocks of whole row groups (packs are separable by aligned row blocks, kernels.h): the
+  // int8 rows of one block live in a per-task buffer, never the whole matrix at once.
+  const int64_t block = kt.i8_row_align * std::max<int64_t>(1, 256 / kt.i8_row_align);
+  const int64_t n_blocks = (n + block - 1) / block;
+  auto quantize = [&](int64_t b0, int64_t b1) {
     std::vector<float> row(static_cast<size_t>(k));
-    for (int64_t r = b; r < e; ++r) {
-      DequantizeRow(type, data + r * row_bytes, k, row.data());
-      float amax = 0;
-      for (int64_t i = 0; i < k; ++i) amax = std::max(amax, std::fabs(row[i]));
-      const float s = amax / 127.0f;
-      m.scale[r] = s;
-      int8_t* qr = q.data() + r * k;
-      for (int64_t i = 0; i < k; ++i) {
-        // s == 0 only for an all-zero row: every q is 0 then.
-        const float v = s > 0 ? std::nearbyint(row[i] / s) : 0.0f;
-        qr[i] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+    std::vector<int8_t> q(static_cast<size_t>(block * k));
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      const int64_t r0 = blk * block, r1 = std::min(n, r0 + block);
+      for (int64_t r = r0; r < r1; ++r) {
+        DequantizeRow(type, data + r * row_bytes, k, row.data());
+        float amax = 0;
+        for (int64_t i = 0; i < k; ++i) amax = std::max(amax, std::fabs(row[i]));
+        const float s = amax / 127.0f;
+        m.scale[r] = s;
+        int8_t* qr = q.data() + (r - r0) * k;
+        for (int64_t i = 0; i < k; ++i) {
+          // s == 0 only for an all-zero row: every q is 0 then.
+          const float v = s > 0 ? std::nearbyint(row[i] / s) : 0.0f;
+          qr[i] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+        }
       }
+      kt.pack_i8(q.data(), k, r1 - r0, m.packed.data() + kt.i8_packed_bytes(k, r0));
+      if (consumed) consumed(r0, r1);
     }
   };
   if (pool) {
-    pool->ParallelFor(n, 1, quantize);
+    pool->ParallelFor(n_blocks, 1, quantize);
   } else {
-    quantize(0, n);
+    quantize(0, n_blocks);
   }
-  m.packed.resize(kt.i8_packed_bytes(k, n));
-  kt.pack_i8(q.data(), k, n, m.packed.data());
   return m;
 }
 

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "base/status.h"
@@ -89,10 +90,14 @@ struct I8Matrix {
 };
 
 // Quantizes an N x K matrix stored as F32 / F16 / Q8_0 / Q6_K rows (the file layout, row r at
-// data + r*RowBytes(type, k)) to per-row int8. `pool` may be null (single thread). Errors on a
-// type that has no row decoder.
+// data + r*RowBytes(type, k)) to per-row int8, block by block straight into the packed
+// layout (no full-size intermediate). `pool` may be null (single thread). `consumed`, when
+// set, is called (from worker threads, for disjoint ranges) once source rows [r0, r1) have
+// been read for good, so a caller can release their pages as it goes. Errors on a type that
+// has no row decoder.
+using RowsConsumed = std::function<void(int64_t r0, int64_t r1)>;
 Result<I8Matrix> QuantizeWeightsI8(DType type, const uint8_t* data, int64_t k, int64_t n,
-                                   ThreadPool* pool);
+                                   ThreadPool* pool, const RowsConsumed& consumed = nullptr);
 
 void LinearW8A8(ThreadPool& pool, const I8Matrix& w, const QuantizedRows& x, float* out,
                 int64_t ldo);

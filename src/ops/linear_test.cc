@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <vector>
 
@@ -286,6 +287,25 @@ TEST(LinearW8A8Test, BitExactVsReferenceAndWithinQuantizationBound) {
         }
       }
     }
+  }
+}
+
+TEST(LinearW8A8Test, ReportsEverySourceRowConsumedOnce) {
+  const int64_t k = 64, n = 1000;  // several blocks and a partial last one
+  const auto w = RandomFloats(static_cast<size_t>(k * n), 5, 0.05f);
+  std::vector<uint8_t> bytes(static_cast<size_t>(k * n) * 4);
+  std::memcpy(bytes.data(), w.data(), bytes.size());
+  for (int nth : {1, 2, 4}) {
+    ThreadPool pool(nth);
+    std::mutex mu;
+    std::vector<int> seen(static_cast<size_t>(n), 0);
+    Result<I8Matrix> m = QuantizeWeightsI8(DType::kF32, bytes.data(), k, n, &pool,
+                                           [&](int64_t r0, int64_t r1) {
+                                             std::lock_guard<std::mutex> lock(mu);
+                                             for (int64_t r = r0; r < r1; ++r) ++seen[r];
+                                           });
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), n) << "nth=" << nth;
   }
 }
 

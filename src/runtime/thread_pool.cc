@@ -1,8 +1,39 @@
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace tern {
+namespace {
+
+// How long a waiter spins before it sleeps: longer than the gaps between the parallel regions
+// of one decode step or one encoder stage, short enough not to matter when the pool idles.
+constexpr std::chrono::microseconds kSpin{2000};
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// Spins until done() or kSpin has passed; true when done() held.
+template <typename Done>
+bool SpinUntil(Done&& done) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+    CpuRelax();
+    if ((i & 255) == 255 && std::chrono::steady_clock::now() > deadline) return done();
+  }
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(std::max(1, n_threads)) {
   workers_.reserve(static_cast<size_t>(n_threads_ - 1));
@@ -10,9 +41,9 @@ ThreadPool::ThreadPool(int n_threads) : n_threads_(std::max(1, n_threads)) {
 }
 
 ThreadPool::~ThreadPool() {
+  stop_.store(true);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
   }
   start_cv_.notify_all();
   for (auto& w : workers_) w.join();
@@ -21,18 +52,19 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::WorkerLoop(int tid) {
   uint64_t seen = 0;
   for (;;) {
-    const std::function<void(int, int)>* job;
-    {
+    auto ready = [&] { return stop_.load() || generation_.load() != seen; };
+    if (!SpinUntil(ready)) {
       std::unique_lock<std::mutex> lock(mu_);
-      start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      job = job_;
+      sleeping_workers_.fetch_add(1);
+      start_cv_.wait(lock, ready);
+      sleeping_workers_.fetch_sub(1);
     }
-    (*job)(tid, n_threads_);
-    {
+    if (stop_.load()) return;
+    seen = generation_.load(std::memory_order_acquire);
+    (*job_)(tid, n_threads_);
+    if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
+      done_cv_.notify_one();
     }
   }
 }
@@ -42,16 +74,21 @@ void ThreadPool::Run(const std::function<void(int tid, int nth)>& fn) {
     fn(0, 1);
     return;
   }
-  {
+  job_ = &fn;
+  pending_.store(n_threads_ - 1);
+  generation_.fetch_add(1);  // seq_cst: publishes job_ and pending_
+  if (sleeping_workers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mu_);
-    job_ = &fn;
-    pending_ = n_threads_ - 1;
-    ++generation_;
+    start_cv_.notify_all();
   }
-  start_cv_.notify_all();
   fn(0, n_threads_);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [&] { return pending_ == 0; });
+  auto done = [&] { return pending_.load() == 0; };
+  if (!SpinUntil(done)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    caller_sleeping_.store(true);
+    done_cv_.wait(lock, done);
+    caller_sleeping_.store(false);
+  }
   job_ = nullptr;
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 namespace tern {
@@ -44,6 +46,34 @@ TEST(ThreadPool, RunsEveryThreadAndIsReusable) {
       for (int64_t i = b; i < e; ++i) out[static_cast<size_t>(i)] = static_cast<int>(i);
     });
     for (int i = 0; i < 1000; ++i) EXPECT_EQ(out[static_cast<size_t>(i)], i);
+  }
+}
+
+// Waiters spin for a while, then sleep: regions issued back to back (spinning hand-off),
+// after idle gaps longer than the spin (sleeping hand-off), and with a worker that finishes
+// long after the caller (caller sleeps) must each run every thread exactly once.
+TEST(ThreadPool, HandsOffWhetherWaitersSpinOrSleep) {
+  for (int nth : {2, 4}) {
+    ThreadPool pool(nth);
+    std::atomic<int> total{0};
+    int expected = 0;
+    for (int rep = 0; rep < 2000; ++rep) {  // back to back
+      pool.Run([&](int, int) { total++; });
+      expected += nth;
+    }
+    for (int rep = 0; rep < 4; ++rep) {     // idle gaps: workers asleep when the job comes
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      pool.Run([&](int, int) { total++; });
+      expected += nth;
+    }
+    for (int rep = 0; rep < 3; ++rep) {     // slow workers: the caller goes to sleep
+      pool.Run([&](int tid, int) {
+        if (tid != 0) std::this_thread::sleep_for(std::chrono::milliseconds(8));
+        total++;
+      });
+      expected += nth;
+    }
+    EXPECT_EQ(total.load(), expected) << "nth=" << nth;
   }
 }
 

@@ -4,7 +4,6 @@
 #include <cstdlib>
 #ifdef __linux__
 #include <sys/mman.h>
-#include <unistd.h>
 #endif
 
 #include "base/check.h"
@@ -41,22 +40,6 @@ ops::I8sConv1d PackCausalConv(const gguf::TensorInfo& t, int64_t stride) {
                          t.ne[0] - stride, 0);
 }
 
-// Once an I8_S weight lives in its packed copy, drop the mapped pages of the original from
-// this process (they are file-backed: touching them again would just read them back), so
-// the weights are resident once, not twice (~700 MB for the published file), also during
-// Load. Only whole pages inside the tensor are released, never the F32 tensors the model
-// still reads.
-void ReleasePages(const gguf::TensorInfo& t) {
-#ifdef __linux__
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t b = (reinterpret_cast<uintptr_t>(t.data) + page - 1) / page * page;
-  const uintptr_t e = (reinterpret_cast<uintptr_t>(t.data) + t.n_bytes) / page * page;
-  if (e > b) madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED);  // advice only
-#else
-  (void)t;
-#endif
-}
-
 }  // namespace
 
 struct Encoder::BranchModel {
@@ -83,17 +66,19 @@ Result<std::unique_ptr<Encoder>> Encoder::Load(const std::string& path) {
     TERN_ASSIGN_OR_RETURN(VaeGeometry geo, ReadVaeGeometry(*file, kPrefixes[b]));
     TERN_ASSIGN_OR_RETURN(VaeBranchTensors t, BindVaeBranch(*file, geo));
     auto m = std::make_unique<BranchModel>();
-    // Check, pack and release one I8_S tensor at a time (bounded load-time memory).
+    // Check, pack and release one I8_S tensor at a time: the mapped original leaves the
+    // process once its packed copy exists, so the weights are resident once, not twice
+    // (~700 MB for the published file), also during Load.
     auto linear = [&](const gguf::TensorInfo& w, ops::I8sMatrix* out) {
       TERN_RETURN_IF_ERROR(CheckI8sWeightValues(*file, w));
       *out = PackLinear(w);
-      ReleasePages(w);
+      file->ReleasePages(w);
       return Status::Ok();
     };
     auto conv = [&](const gguf::TensorInfo& w, int64_t stride, ops::I8sConv1d* out) {
       TERN_RETURN_IF_ERROR(CheckI8sWeightValues(*file, w));
       *out = PackCausalConv(w, stride);
-      ReleasePages(w);
+      file->ReleasePages(w);
       return Status::Ok();
     };
     for (int s = 0; s < geo.stages(); ++s) {
@@ -107,7 +92,7 @@ Result<std::unique_ptr<Encoder>> Encoder::Load(const std::string& path) {
         TERN_RETURN_IF_ERROR(CheckI8sWeightValues(*file, *bt.mixer_w));
         bm.mixer = ops::PackDepthwise(I8sWeightData(*bt.mixer_w), bt.mixer_w->ne[0],
                                       bt.mixer_w->ne[2], I8sWeightScale(*bt.mixer_w));
-        ReleasePages(*bt.mixer_w);
+        file->ReleasePages(*bt.mixer_w);
         bm.mixer_b = F32Data(*bt.mixer_b);
         bm.gamma = F32Data(*bt.gamma);
         bm.ffn_norm = F32Data(*bt.ffn_norm);
