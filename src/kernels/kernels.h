@@ -106,6 +106,24 @@ struct KernelTable {
   float (*absmax_f32)(const float* x, int64_t n);
   // q[i] = round(clamp(x[i] * inv, -127, 127)) with the given rounding.
   void (*requant_f32_i8)(const float* x, int64_t n, float inv, Round mode, int8_t* q);
+
+  // ---- Encoder fills: int8 / int32 operands to float tiles (spec 3.4's expressions) ------
+  // One fixed expression per element, two roundings per product-sum (no FMA), so every ISA
+  // gives the same bits. A null `bias` / `g` drops that term.
+  // out[i] = (float)acc[i] * c + bias[i]. out may alias acc (the GEMM epilogue, in place).
+  void (*i32_affine_f32)(const int32_t* acc, int64_t n, float c, const float* bias, float* out);
+  // out[i] = (float)q[i].
+  void (*i8_to_f32)(const int8_t* q, int64_t n, float* out);
+  // out[i] = ((float)a[i] * sa) * g[i] + (float)b[i] * sb   (add_scaled; g null: a*sa + b*sb).
+  void (*i8_add_scaled_f32)(const int8_t* a, float sa, const float* g, const int8_t* b,
+                            float sb, int64_t n, float* out);
+  // out[i] = ((float)q[i] * s) * g[i]   (rms_norm_scaled with the row's factor s).
+  void (*i8_scale_mul_f32)(const int8_t* q, float s, const float* g, int64_t n, float* out);
+  // Depthwise conv, 8 taps (the published mixer): with x_t = x + t*ldx, w_t = w + t*ldw,
+  //   out[j] = ((((w_0 x_0 + w_1 x_1) + (w_2 x_2 + w_3 x_3)) +
+  //             ((w_4 x_4 + w_5 x_5) + (w_6 x_6 + w_7 x_7))) * c) + bias[j].
+  void (*dw8_f32)(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t n, float c,
+                  const float* bias, float* out);
 };
 
 // The table for the ISA chosen once for this process: TERN_ISA if set (an unavailable or

@@ -207,3 +207,108 @@ TEST(RowSplits, GiveIdenticalBytes) {
 
 }  // namespace
 }  // namespace tern::kernels
+
+namespace tern::kernels {
+namespace {
+
+// The encoder fills are one fixed float expression per element: every ISA must give the
+// oracle's bits exactly, at every length (vector bodies and tails), reading nothing outside
+// its operands (guarded buffers), with and without the optional bias / gamma.
+TEST(EncoderFills, SimdMatchesOracleBitExact) {
+  std::mt19937 rng(23);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  auto floats = [&](Guarded<float>& v, float scale) {
+    for (size_t i = 0; i < v.n; ++i) v[i] = nd(rng) * scale;
+  };
+  auto int8s = [&](Guarded<int8_t>& v) {
+    for (size_t i = 0; i < v.n; ++i) v[i] = static_cast<int8_t>(rng() % 255 - 127);
+  };
+  auto same = [](const float* a, const float* b, int64_t n) {
+    return n == 0 || std::memcmp(a, b, static_cast<size_t>(n) * sizeof(float)) == 0;
+  };
+  const KernelTable& o = Scalar();
+  for (const KernelTable* t : SimdTables()) {
+    for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 257}) {
+      SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " n=" << n);
+      const size_t un = static_cast<size_t>(std::max<int64_t>(n, 1));
+      Guarded<float> want(un), got(un);
+      const float c = 0.0123f, s = 0.731f;
+      {  // i32_affine_f32, separate output and in place
+        Guarded<int32_t> acc(un);
+        for (size_t i = 0; i < un; ++i) acc[i] = static_cast<int32_t>(rng() % 2000001) - 1000000;
+        Guarded<float> bias(un);
+        floats(bias, 2.0f);
+        for (const float* b : {static_cast<const float*>(bias.data()), (const float*)nullptr}) {
+          o.i32_affine_f32(acc.data(), n, c, b, want.data());
+          t->i32_affine_f32(acc.data(), n, c, b, got.data());
+          EXPECT_TRUE(same(want.data(), got.data(), n));
+          Guarded<int32_t> inplace(un);
+          std::memcpy(inplace.data(), acc.data(), un * sizeof(int32_t));
+          float* io = reinterpret_cast<float*>(inplace.data());
+          t->i32_affine_f32(inplace.data(), n, c, b, io);
+          EXPECT_TRUE(same(want.data(), io, n));
+        }
+      }
+      {  // i8_to_f32, i8_scale_mul_f32, i8_add_scaled_f32
+        Guarded<int8_t> a(un), b(un);
+        int8s(a);
+        int8s(b);
+        Guarded<float> g(un);
+        floats(g, 1.5f);
+        o.i8_to_f32(a.data(), n, want.data());
+        t->i8_to_f32(a.data(), n, got.data());
+        EXPECT_TRUE(same(want.data(), got.data(), n));
+        o.i8_scale_mul_f32(a.data(), s, g.data(), n, want.data());
+        t->i8_scale_mul_f32(a.data(), s, g.data(), n, got.data());
+        EXPECT_TRUE(same(want.data(), got.data(), n));
+        for (const float* gp : {static_cast<const float*>(g.data()), (const float*)nullptr}) {
+          o.i8_add_scaled_f32(a.data(), s, gp, b.data(), c, n, want.data());
+          t->i8_add_scaled_f32(a.data(), s, gp, b.data(), c, n, got.data());
+          EXPECT_TRUE(same(want.data(), got.data(), n));
+        }
+      }
+      {  // dw8_f32: 8 tap rows of x (stride ldx) and w (stride ldw, wider than n)
+        const int64_t ldx = n + 3, ldw = n + 5;
+        Guarded<float> x(static_cast<size_t>(7 * ldx + n + 1)),
+            w(static_cast<size_t>(7 * ldw + n + 1)), bias(un);
+        floats(x, 40.0f);
+        floats(w, 30.0f);
+        floats(bias, 2.0f);
+        for (const float* b : {static_cast<const float*>(bias.data()), (const float*)nullptr}) {
+          o.dw8_f32(x.data(), ldx, w.data(), ldw, n, c, b, want.data());
+          t->dw8_f32(x.data(), ldx, w.data(), ldw, n, c, b, got.data());
+          EXPECT_TRUE(same(want.data(), got.data(), n));
+        }
+      }
+    }
+  }
+}
+
+// The oracle itself, on values whose float results are exact, against the spec expressions.
+TEST(EncoderFills, OracleComputesTheSpecExpressions) {
+  const KernelTable& o = Scalar();
+  const int8_t a[3] = {-127, 3, 100}, b[3] = {5, -6, 127};
+  const float g[3] = {0.5f, 2.0f, -1.0f};
+  float out[3];
+  o.i8_add_scaled_f32(a, 0.25f, g, b, 2.0f, 3, out);  // (a*0.25)*g + b*2
+  EXPECT_EQ(out[0], -127 * 0.25f * 0.5f + 10.0f);
+  EXPECT_EQ(out[1], 3 * 0.25f * 2.0f - 12.0f);
+  EXPECT_EQ(out[2], -25.0f + 254.0f);
+  o.i8_scale_mul_f32(a, 0.5f, g, 3, out);
+  EXPECT_EQ(out[2], -50.0f);
+  const int32_t acc[2] = {-8, 1000};
+  const float bias[2] = {1.0f, -2.0f};
+  o.i32_affine_f32(acc, 2, 0.25f, bias, out);
+  EXPECT_EQ(out[0], -1.0f);
+  EXPECT_EQ(out[1], 248.0f);
+  float x[8], w[8];
+  for (int t = 0; t < 8; ++t) {
+    x[t] = static_cast<float>(t + 1);
+    w[t] = 1.0f;
+  }
+  o.dw8_f32(x, 1, w, 1, 1, 2.0f, bias, out);  // (1 + ... + 8) * 2 + 1
+  EXPECT_EQ(out[0], 73.0f);
+}
+
+}  // namespace
+}  // namespace tern::kernels

@@ -99,14 +99,11 @@ void RmsNormScaled(ThreadPool& pool, const I8sTensor& x, const float* gamma, flo
       row_scratch[t] = 1.0f / std::sqrt(static_cast<float>(ss) / static_cast<float>(C) + eps_q);
     }
   };
+  const kernels::KernelTable& kt = kernels::Kernels();
   auto fill = [&](float* dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int8_t* q = x.q + r * C + c0;
-      const float* g = gamma + c0;
-      const float rr = row_scratch[r];
-      float* o = dst + (r - r0) * ld;
-      for (int64_t i = 0; i < c1 - c0; ++i) o[i] = (static_cast<float>(q[i]) * rr) * g[i];
-    }
+    for (int64_t r = r0; r < r1; ++r)  // ((float)q * rr) * gamma
+      kt.i8_scale_mul_f32(x.q + r * C + c0, row_scratch[r], gamma + c0, c1 - c0,
+                          dst + (r - r0) * ld);
   };
   const float g = TwoPass(pool, T, C, C, RowTiles(C), fill, prepass, y_scratch,
                           kernels::Round::kHalfEven, out->q);
@@ -120,23 +117,11 @@ void AddScaled(ThreadPool& pool, const I8sTensor& a, const I8sTensor& b, const f
   TERN_CHECK(a.ne0 == b.ne0 && a.ne1 == b.ne1);
   const int64_t C = a.ne0, T = a.ne1;
   const float sa = a.scale, sb = b.scale;
-  const int8_t* qa_base = a.q;
-  const int8_t* qb_base = b.q;
+  const kernels::KernelTable& kt = kernels::Kernels();
   auto fill = [&](float* dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int8_t* qa = qa_base + r * C + c0;
-      const int8_t* qb = qb_base + r * C + c0;
-      float* o = dst + (r - r0) * ld;
-      const int64_t w = c1 - c0;
-      if (gamma) {
-        const float* g = gamma + c0;
-        for (int64_t i = 0; i < w; ++i)
-          o[i] = (static_cast<float>(qa[i]) * sa) * g[i] + static_cast<float>(qb[i]) * sb;
-      } else {
-        for (int64_t i = 0; i < w; ++i)
-          o[i] = static_cast<float>(qa[i]) * sa + static_cast<float>(qb[i]) * sb;
-      }
-    }
+    for (int64_t r = r0; r < r1; ++r)  // (a * sa) * gamma + b * sb
+      kt.i8_add_scaled_f32(a.q + r * C + c0, sa, gamma ? gamma + c0 : nullptr, b.q + r * C + c0,
+                           sb, c1 - c0, dst + (r - r0) * ld);
   };
   const float g = TwoPass(pool, T, C, C, RowTiles(C), fill, NoPrepass(), y_scratch,
                           kernels::Round::kHalfEven, out->q);
@@ -168,6 +153,7 @@ constexpr int64_t kDwChunk = 256;  // channels per tile (wide enough to vectoriz
 // dst (row stride ld). The input rows the tile needs are converted to float once.
 void DepthwiseTile(const I8sDepthwise& w, const float* bias, const I8sTensor& x, float c,
                    float* dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+  const kernels::KernelTable& kt = kernels::Kernels();
   const int64_t C = w.channels, K = w.kernel, nc = c1 - c0;
   const int64_t in0 = r0 - (K - 1);  // first input row (may be negative: zero padding)
   alignas(64) float xf[kTileFloats + (kMaxDepthwiseKernel - 1) * kDwChunk];
@@ -176,8 +162,7 @@ void DepthwiseTile(const I8sDepthwise& w, const float* bias, const I8sTensor& x,
     if (i < 0) {
       std::fill(d, d + nc, 0.0f);
     } else {
-      const int8_t* s = x.q + i * C + c0;
-      for (int64_t j = 0; j < nc; ++j) d[j] = static_cast<float>(s[j]);
+      kt.i8_to_f32(x.q + i * C + c0, nc, d);
     }
   }
   const float* wv = w.w.data() + c0;
@@ -186,20 +171,14 @@ void DepthwiseTile(const I8sDepthwise& w, const float* bias, const I8sTensor& x,
     float* o = dst + (t - r0) * ld;
     const float* xt = xf + (t - (K - 1) - in0) * nc;  // tap k reads row xt + k*nc
     if (K == 8) {  // the published mixer: all taps in one pass, the sum stays in registers
-      const float *x0 = xt, *x1 = xt + nc, *x2 = xt + 2 * nc, *x3 = xt + 3 * nc,
-                  *x4 = xt + 4 * nc, *x5 = xt + 5 * nc, *x6 = xt + 6 * nc, *x7 = xt + 7 * nc;
-      const float *w0 = wv, *w1 = wv + C, *w2 = wv + 2 * C, *w3 = wv + 3 * C, *w4 = wv + 4 * C,
-                  *w5 = wv + 5 * C, *w6 = wv + 6 * C, *w7 = wv + 7 * C;
-      for (int64_t j = 0; j < nc; ++j)
-        o[j] = ((w0[j] * x0[j] + w1[j] * x1[j]) + (w2[j] * x2[j] + w3[j] * x3[j])) +
-               ((w4[j] * x4[j] + w5[j] * x5[j]) + (w6[j] * x6[j] + w7[j] * x7[j]));
-    } else {
-      std::fill(o, o + nc, 0.0f);
-      for (int64_t k = 0; k < K; ++k) {
-        const float* wk = wv + k * C;
-        const float* xi = xt + k * nc;
-        for (int64_t j = 0; j < nc; ++j) o[j] += wk[j] * xi[j];
-      }
+      kt.dw8_f32(xt, nc, wv, C, nc, c, b, o);
+      continue;
+    }
+    std::fill(o, o + nc, 0.0f);
+    for (int64_t k = 0; k < K; ++k) {
+      const float* wk = wv + k * C;
+      const float* xi = xt + k * nc;
+      for (int64_t j = 0; j < nc; ++j) o[j] += wk[j] * xi[j];
     }
     if (b) {
       for (int64_t j = 0; j < nc; ++j) o[j] = o[j] * c + b[j];

@@ -65,27 +65,14 @@ void GemmTile(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& co
 }
 
 // In place: the int32 at each y[t*ld + r] becomes (float)acc * c + bias[r]. Returns the
-// absmax. The buffer is raw scratch reused for both types; memcpy keeps that well-defined
-// and compiles to plain vector loads and stores.
+// absmax. The buffer is raw scratch reused for both types; the kernel reads each int32
+// before it writes the float (memcpy in the oracle, vector loads in SIMD).
 float ConvertTile(const kernels::KernelTable& kt, float* y, int64_t ld, int64_t n_cols,
                   int64_t r0, int64_t r1, float c, const float* bias) {
   for (int64_t t = 0; t < n_cols; ++t) {
-    float* row = y + t * ld;
-    if (bias) {
-      for (int64_t r = r0; r < r1; ++r) {
-        int32_t a;
-        std::memcpy(&a, row + r, sizeof a);
-        const float v = static_cast<float>(a) * c + bias[r];
-        std::memcpy(row + r, &v, sizeof v);
-      }
-    } else {
-      for (int64_t r = r0; r < r1; ++r) {
-        int32_t a;
-        std::memcpy(&a, row + r, sizeof a);
-        const float v = static_cast<float>(a) * c;
-        std::memcpy(row + r, &v, sizeof v);
-      }
-    }
+    float* row = y + t * ld + r0;
+    kt.i32_affine_f32(reinterpret_cast<const int32_t*>(row), r1 - r0, c,
+                      bias ? bias + r0 : nullptr, row);
   }
   if (r0 == 0 && r1 == ld) return kt.absmax_f32(y, n_cols * ld);  // one contiguous block
   float m = 0;

@@ -25,5 +25,14 @@ void DequantRowQ6K(const void* blocks, int64_t k, float* out);
 float AbsmaxF32(const float* x, int64_t n);
 void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q);
 
+// Encoder fills (kernels.h): elementwise.cc.
+void I32AffineF32(const int32_t* acc, int64_t n, float c, const float* bias, float* out);
+void I8ToF32(const int8_t* q, int64_t n, float* out);
+void I8AddScaledF32(const int8_t* a, float sa, const float* g, const int8_t* b, float sb,
+                    int64_t n, float* out);
+void I8ScaleMulF32(const int8_t* q, float s, const float* g, int64_t n, float* out);
+void Dw8F32(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t n, float c,
+            const float* bias, float* out);
+
 
 }  // namespace tern::kernels::avx2

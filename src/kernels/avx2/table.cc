@@ -22,6 +22,11 @@ const KernelTable kAvx2Table = {
     .dequant_row_q6k = avx2::DequantRowQ6K,
     .absmax_f32 = avx2::AbsmaxF32,
     .requant_f32_i8 = avx2::RequantF32I8,
+    .i32_affine_f32 = avx2::I32AffineF32,
+    .i8_to_f32 = avx2::I8ToF32,
+    .i8_add_scaled_f32 = avx2::I8AddScaledF32,
+    .i8_scale_mul_f32 = avx2::I8ScaleMulF32,
+    .dw8_f32 = avx2::Dw8F32,
 };
 
 }  // namespace tern::kernels

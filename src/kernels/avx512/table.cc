@@ -22,6 +22,11 @@ const KernelTable kAvx512Table = {
     .dequant_row_q6k = avx512::DequantRowQ6K,
     .absmax_f32 = avx512::AbsmaxF32,
     .requant_f32_i8 = avx512::RequantF32I8,
+    .i32_affine_f32 = avx512::I32AffineF32,
+    .i8_to_f32 = avx512::I8ToF32,
+    .i8_add_scaled_f32 = avx512::I8AddScaledF32,
+    .i8_scale_mul_f32 = avx512::I8ScaleMulF32,
+    .dw8_f32 = avx512::Dw8F32,
 };
 
 }  // namespace tern::kernels

@@ -3,6 +3,7 @@
 // dispatch hands out kNeonDotTable only when HWCAP_ASIMDDP is set.
 #include "kernels/neon/dotprod/impl.h"
 #include "kernels/neon/impl.h"
+#include "kernels/scalar/impl.h"  // the encoder fills: plain loops, vectorized by the compiler
 #include "kernels/tables.h"
 
 namespace tern::kernels {
@@ -26,6 +27,11 @@ const KernelTable kNeonTable = {
     .dequant_row_q6k = neon::DequantRowQ6K,
     .absmax_f32 = neon::AbsmaxF32,
     .requant_f32_i8 = neon::RequantF32I8,
+    .i32_affine_f32 = scalar::I32AffineF32,
+    .i8_to_f32 = scalar::I8ToF32,
+    .i8_add_scaled_f32 = scalar::I8AddScaledF32,
+    .i8_scale_mul_f32 = scalar::I8ScaleMulF32,
+    .dw8_f32 = scalar::Dw8F32,
 };
 
 // The same table with SDOT GEMMs; packed layouts are shared with kNeonTable.
@@ -47,6 +53,11 @@ const KernelTable kNeonDotTable = {
     .dequant_row_q6k = neon::DequantRowQ6K,
     .absmax_f32 = neon::AbsmaxF32,
     .requant_f32_i8 = neon::RequantF32I8,
+    .i32_affine_f32 = scalar::I32AffineF32,
+    .i8_to_f32 = scalar::I8ToF32,
+    .i8_add_scaled_f32 = scalar::I8AddScaledF32,
+    .i8_scale_mul_f32 = scalar::I8ScaleMulF32,
+    .dw8_f32 = scalar::Dw8F32,
 };
 
 }  // namespace tern::kernels

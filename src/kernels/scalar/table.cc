@@ -22,6 +22,11 @@ const KernelTable kScalarTable = {
     .dequant_row_q6k = scalar::DequantRowQ6K,
     .absmax_f32 = scalar::AbsmaxF32,
     .requant_f32_i8 = scalar::RequantF32I8,
+    .i32_affine_f32 = scalar::I32AffineF32,
+    .i8_to_f32 = scalar::I8ToF32,
+    .i8_add_scaled_f32 = scalar::I8AddScaledF32,
+    .i8_scale_mul_f32 = scalar::I8ScaleMulF32,
+    .dw8_f32 = scalar::Dw8F32,
 };
 
 }  // namespace tern::kernels

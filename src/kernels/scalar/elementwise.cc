@@ -1,0 +1,53 @@
+// Encoder fills, plain loops: the oracle for the SIMD versions, and the NEON table's own
+// (this TU keeps loop vectorization on aarch64; only quantize.cc needs it off).
+#include <cstring>
+
+#include "kernels/scalar/impl.h"
+
+namespace tern::kernels::scalar {
+
+void I32AffineF32(const int32_t* acc, int64_t n, float c, const float* bias, float* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    int32_t a;
+    std::memcpy(&a, acc + i, sizeof a);  // out may alias acc
+    float v = static_cast<float>(a) * c;
+    if (bias) v = v + bias[i];
+    std::memcpy(out + i, &v, sizeof v);
+  }
+}
+
+void I8ToF32(const int8_t* q, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(q[i]);
+}
+
+void I8AddScaledF32(const int8_t* a, float sa, const float* g, const int8_t* b, float sb,
+                    int64_t n, float* out) {
+  if (g) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = (static_cast<float>(a[i]) * sa) * g[i] + static_cast<float>(b[i]) * sb;
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<float>(a[i]) * sa + static_cast<float>(b[i]) * sb;
+  }
+}
+
+void I8ScaleMulF32(const int8_t* q, float s, const float* g, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(q[i]) * s) * g[i];
+}
+
+void Dw8F32(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t n, float c,
+            const float* bias, float* out) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float* xj = x + j;
+    const float* wj = w + j;
+    float v = ((wj[0] * xj[0] + wj[ldw] * xj[ldx]) +
+               (wj[2 * ldw] * xj[2 * ldx] + wj[3 * ldw] * xj[3 * ldx])) +
+              ((wj[4 * ldw] * xj[4 * ldx] + wj[5 * ldw] * xj[5 * ldx]) +
+               (wj[6 * ldw] * xj[6 * ldx] + wj[7 * ldw] * xj[7 * ldx]));
+    v = v * c;
+    if (bias) v = v + bias[j];
+    out[j] = v;
+  }
+}
+
+}  // namespace tern::kernels::scalar
