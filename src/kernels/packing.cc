@@ -2,16 +2,26 @@
 #include "kernels/packing.h"
 
 #include <cstring>
+#include <vector>
 
 namespace tern::kernels::packing {
 namespace {
 
-// Canonical I2_S code of (row, k): 128-element blocks, byte p of a block holds elements
-// p, p+32, p+64, p+96 in bit pairs 7:6, 5:4, 3:2, 1:0. 3 is read as 1 (weight 0).
-inline uint8_t CanonicalCode(const uint8_t* row, int64_t k) {
-  const int64_t j = k % 128;
-  const uint8_t c = (row[k / 128 * 32 + j % 32] >> (6 - 2 * (j / 32))) & 3;
-  return c == 3 ? 1 : c;
+// One canonical I2_S row (128-element blocks; byte p of a block holds elements p, p+32, p+64,
+// p+96 in bit pairs 7:6, 5:4, 3:2, 1:0) as one code per element, 3 read as 1 (weight 0).
+void UnpackCanonicalRow(const uint8_t* row, int64_t k, uint8_t* codes) {
+  static constexpr uint8_t kCode[4] = {0, 1, 2, 1};
+  for (int64_t blk = 0; blk < k / 128; ++blk) {
+    const uint8_t* src = row + blk * 32;
+    uint8_t* dst = codes + blk * 128;
+    for (int p = 0; p < 32; ++p) {
+      const uint8_t v = src[p];
+      dst[p] = kCode[v >> 6];
+      dst[32 + p] = kCode[(v >> 4) & 3];
+      dst[64 + p] = kCode[(v >> 2) & 3];
+      dst[96 + p] = kCode[v & 3];
+    }
+  }
 }
 
 }  // namespace
@@ -21,20 +31,27 @@ size_t I2s16Bytes(int64_t k, int64_t n_rows) {
 }
 
 void PackI2s16(const uint8_t* canonical, int64_t k, int64_t n_rows, uint8_t* packed) {
+  // Unpack the group's 16 rows to one code per byte first, then assemble: no per-code
+  // division or shift arithmetic (load time packs ~1.3 G weights for the published model).
+  std::vector<uint8_t> codes(static_cast<size_t>(kRowGroup * k));
   const int64_t groups = RowGroups(n_rows);
   for (int64_t g = 0; g < groups; ++g) {
+    for (int i = 0; i < kRowGroup; ++i) {
+      const int64_t r = g * kRowGroup + i;
+      uint8_t* cr = codes.data() + i * k;
+      if (r < n_rows) {
+        UnpackCanonicalRow(canonical + r * (k / 4), k, cr);
+      } else {
+        std::memset(cr, 1, static_cast<size_t>(k));  // padding rows: weight 0
+      }
+    }
     uint8_t* dst = packed + g * kRowGroup * k / 4;
     for (int64_t c = 0; c < k / 16; ++c) {
       for (int i = 0; i < kRowGroup; ++i) {
-        const int64_t r = g * kRowGroup + i;
+        const uint8_t* q = codes.data() + i * k + 16 * c;
         for (int b = 0; b < 4; ++b) {
-          uint8_t byte = 0;
-          for (int s = 0; s < 4; ++s) {
-            const uint8_t code =
-                r < n_rows ? CanonicalCode(canonical + r * (k / 4), 16 * c + 4 * s + b) : 1;
-            byte |= static_cast<uint8_t>(code << (6 - 2 * s));
-          }
-          dst[c * 64 + 4 * i + b] = byte;
+          dst[c * 64 + 4 * i + b] =
+              static_cast<uint8_t>(q[b] << 6 | q[4 + b] << 4 | q[8 + b] << 2 | q[12 + b]);
         }
       }
     }

@@ -113,14 +113,18 @@ Result<I8Matrix> QuantizeWeightsI8(DType type, const uint8_t* data, int64_t k, i
       const int64_t r0 = blk * block, r1 = std::min(n, r0 + block);
       for (int64_t r = r0; r < r1; ++r) {
         DequantizeRow(type, data + r * row_bytes, k, row.data());
-        float amax = 0;
-        for (int64_t i = 0; i < k; ++i) amax = std::max(amax, std::fabs(row[i]));
+        const float amax = kt.absmax_f32(row.data(), k);
         const float s = amax / 127.0f;
         m.scale[r] = s;
         int8_t* qr = q.data() + (r - r0) * k;
+        if (s == 0) {  // an all-zero row
+          std::fill(qr, qr + k, int8_t{0});
+          continue;
+        }
         for (int64_t i = 0; i < k; ++i) {
-          // s == 0 only for an all-zero row: every q is 0 then.
-          const float v = s > 0 ? std::nearbyint(row[i] / s) : 0.0f;
+          // Round half to even of x/s, |x/s| <= 127: adding 1.5 * 2^23 leaves no fraction
+          // bits (as nearbyint, which is a libm call per element on baseline x86-64).
+          const float v = (row[i] / s + 0x1.8p23f) - 0x1.8p23f;
           qr[i] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
         }
       }
