@@ -17,7 +17,11 @@ HOP = 3200
 SYSTEM = "You are a helpful assistant that transcribes audio input into text output in JSON format."
 
 CFG = {
-    "chans": [4, 8, 16, 32, 64, 96, 128],   # encoder stage widths (depth 1 each), FFN 4C
+    # Encoder stage widths and ConvNeXt depths (FFN 4C). The early stages run at 24/12/6 kHz
+    # and dominate training time, so they are plain strided convs (depth 0, a learned linear
+    # filter bank); the capacity sits in the cheap low-rate stages.
+    "chans": [8, 16, 32, 64, 128, 192, 256],
+    "depths": [0, 0, 0, 1, 1, 2, 2],
     "d_ac": 32, "d_se": 64,                  # head widths (published: 64 / 128)
     "hidden": 256, "layers": 2, "heads": 4, "kv_heads": 2, "ffn": 512,
     "theta": 10000.0, "n_merges": 700,
@@ -139,3 +143,36 @@ def build_batch(m, tok, feats, n, targets, tok_drop=0.0, rng=None):
     mask = causal[None] & valid[:, None, :]
     mask = mask | torch.eye(S, dtype=torch.bool)[None]
     return x, pos, mask, labels
+
+
+# ---------------------------------------------------------------- auxiliary training targets
+
+def aux_chars(text):
+    """Character ids for the stage-5 CTC head: lowercase letters, space, apostrophe."""
+    import model
+    return [model.AUX_CHARS.index(c) for c in text.lower() if c in model.AUX_CHARS]
+
+
+_MEL = {}
+
+
+def aux_mel(audio, frames, hop=400, n_fft=1024):
+    """Causal log-mel targets [B, frames, 80]: frame t is the 1024-sample window ending at
+    sample hop*(t+1), i.e. what the stage-5 frame t has heard. Scaled to about unit range."""
+    import torch.nn.functional as F
+    import model
+    if "fb" not in _MEL:
+        n_mels = model.AUX_MELS
+        f = torch.linspace(0, SR / 2, n_fft // 2 + 1)
+        to_mel = lambda h: 2595.0 * math.log10(1 + h / 700.0)
+        pts = [700.0 * (10 ** (m / 2595.0) - 1) for m in
+               np.linspace(to_mel(60.0), to_mel(8000.0), n_mels + 2)]
+        fb = torch.zeros(n_mels, len(f))
+        for i in range(n_mels):
+            l, c, r = pts[i], pts[i + 1], pts[i + 2]
+            fb[i] = torch.clamp(torch.minimum((f - l) / (c - l), (r - f) / (r - c)), min=0)
+        _MEL["fb"], _MEL["win"] = fb, torch.hann_window(n_fft)
+    x = F.pad(audio, (n_fft - hop, 0))
+    st = torch.stft(x, n_fft, hop, window=_MEL["win"], center=False, return_complex=True)
+    p = st[:, :, :frames].abs() ** 2
+    return ((torch.log(_MEL["fb"] @ p + 1e-6) + 7.0) / 4.0).transpose(1, 2)

@@ -197,9 +197,10 @@ def validate(out_dir, m, tok):
                     f"{P}_connector.fc2": head.fc2}
             for i, (down, st) in enumerate(zip(enc.trunk.down, enc.trunk.stages)):
                 mods[f"{P}.downsample_layers.{i}.0.conv.conv"] = down
-                mods[f"{P}.stages.{i}.0.mixer.conv.conv.conv"] = st[0].mixer
-                mods[f"{P}.stages.{i}.0.ffn.linear1"] = st[0].linear1
-                mods[f"{P}.stages.{i}.0.ffn.linear2"] = st[0].linear2
+                for b, blk in enumerate(st):          # depth may be 0
+                    mods[f"{P}.stages.{i}.{b}.mixer.conv.conv.conv"] = blk.mixer
+                    mods[f"{P}.stages.{i}.{b}.ffn.linear1"] = blk.linear1
+                    mods[f"{P}.stages.{i}.{b}.ffn.linear2"] = blk.linear2
             for name, mod in mods.items():
                 w = M.fq_weight_i8(mod.weight, qs).numpy()
                 got = vae.array(name + ".weight")

@@ -20,6 +20,10 @@ import torch.nn.functional as F
 
 STRIDES = [1, 2, 2, 4, 5, 5, 8]
 RAW_K = [7, 4, 4, 8, 10, 10, 16]          # raw kernel sizes; stored padded to 8,4,4,8,16,16,16
+AUX_STAGE = 5                              # trunk stage the auxiliary heads read (hop 400)
+AUX_CHARS = " abcdefghijklmnopqrstuvwxyz'"
+AUX_MELS = 80
+FEAT_SUB = 8                               # sub-frames per feature frame for the char CTC
 HOP = 3200
 
 
@@ -121,9 +125,9 @@ class QConv(nn.Module):
         self.cin, self.k, self.stride, self.groups, self.relu = cin, k, stride, groups, relu
         self.weight = nn.Parameter(torch.empty(cout, cin // groups, k))
         self.bias = nn.Parameter(torch.zeros(cout))
+        # Zero biases: torch's default (uniform +-1/sqrt(fan_in)) swamps a -25 dBFS waveform
+        # (std ~0.056) at the stem, and the stack of linear stages passes almost no signal.
         nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        bound = 1 / math.sqrt(cin // groups * k)
-        nn.init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x, qs):
         w = fq_weight_i8(self.weight, qs)
@@ -140,11 +144,13 @@ class Block(nn.Module):
         self.qs = qs
         self.norm = nn.Parameter(torch.ones(c))
         self.mixer = QConv(c, c, 7, groups=c)
-        self.gamma = nn.Parameter(torch.full((c,), 0.5))
+        # Layer scales start at 0.1: with 0.5 the low-rate stage-6 residual stream grew to
+        # hundreds and its output lost its time structure (features constant over time).
+        self.gamma = nn.Parameter(torch.full((c,), 0.1))
         self.ffn_norm = nn.Parameter(torch.ones(c))
         self.linear1 = QConv(c, 4 * c, 1, relu=True)
         self.linear2 = QConv(4 * c, c, 1)
-        self.ffn_gamma = nn.Parameter(torch.full((c,), 0.5))
+        self.ffn_gamma = nn.Parameter(torch.full((c,), 0.1))
 
     def forward(self, x):
         qs = self.qs
@@ -157,8 +163,8 @@ class Block(nn.Module):
 
 
 class Trunk(nn.Module):
-    """Stem + 7 stages (downsample conv, ConvNeXt blocks)."""
-    def __init__(self, chans, qs):
+    """Stem + 7 stages (downsample conv, then depths[i] ConvNeXt blocks)."""
+    def __init__(self, chans, depths, qs):
         super().__init__()
         self.qs = qs
         self.down = nn.ModuleList()
@@ -166,18 +172,40 @@ class Trunk(nn.Module):
         cin = 1
         for i, c in enumerate(chans):
             self.down.append(QConv(cin, c, RAW_K[i], STRIDES[i]))
-            self.stages.append(nn.ModuleList([Block(c, qs)]))
+            self.stages.append(nn.ModuleList([Block(c, qs) for _ in range(depths[i])]))
             cin = c
 
-    def forward(self, audio):
+    def forward(self, audio, tap=None):
         """audio [B, T] float (front-end normalized; every clip of the batch has the same
-        length, the trainer pads with silence) -> [B, C_last, floor(T/3200)]."""
+        length, the trainer pads with silence) -> [B, C_last, floor(T/3200)]; with `tap`,
+        also the output of stage `tap` (for the training-only auxiliary heads)."""
         x = quant_input(audio, self.qs)[:, None, :]
+        tapped = None
         for i in range(len(STRIDES)):
             x = self.down[i](x, self.qs)
             for blk in self.stages[i]:
                 x = blk(x)
-        return x
+            if i == tap:
+                tapped = x
+        return x if tap is None else (x, tapped)
+
+
+@torch.no_grad()
+def lsuv_init(trunk, audio, stages=None):
+    """Data-dependent init of the trunk's downsampling convs (all, or those of `stages`: the
+    freshly initialized ones of a warm start): scale each weight so that its output has unit
+    standard deviation on a real batch (the early stages have no norm to do it, and the
+    waveform's level is fixed by the front end)."""
+    x = audio[:, None, :]
+    for i in range(len(STRIDES)):
+        x = trunk.down[i](x, trunk.qs)
+        if stages is None or i in stages:
+            sd = max(float(x.std()), 1e-6)
+            trunk.down[i].weight.div_(sd)
+            trunk.down[i].bias.div_(sd)
+            x = x / sd                # = the rescaled conv's output
+        for blk in trunk.stages[i]:
+            x = blk(x)
 
 
 class Head(nn.Module):
@@ -202,15 +230,17 @@ class Encoder(nn.Module):
     the two branches SHARE their trunk weights (the GGUF stores them once per branch, so
     the engine computes both, as for the published model); they differ in head width D
     and connector weights."""
-    def __init__(self, chans, d_ac, d_se, hidden, qs):
+    def __init__(self, chans, depths, d_ac, d_se, hidden, qs):
         super().__init__()
-        self.trunk = Trunk(chans, qs)
+        self.trunk = Trunk(chans, depths, qs)
         self.acoustic = Head(chans[-1], d_ac, hidden, qs)
         self.semantic = Head(chans[-1], d_se, hidden, qs)
 
-    def forward(self, audio):
-        t = self.trunk(audio)
-        return (self.acoustic(t) + self.semantic(t)).transpose(1, 2)   # [B, F, hidden]
+    def forward(self, audio, tap=None):
+        """-> features [B, F, hidden]; with `tap`, also the trunk's stage `tap` output."""
+        t, tapped = self.trunk(audio, tap) if tap is not None else (self.trunk(audio), None)
+        f = (self.acoustic(t) + self.semantic(t)).transpose(1, 2)
+        return f if tap is None else (f, tapped)
 
 
 # ----------------------------------------------------------------------------- decoder
@@ -288,6 +318,7 @@ class Layer(nn.Module):
         v = v.repeat_interleave(rep, dim=1)
         att = (q @ k.transpose(-1, -2)) / math.sqrt(self.dh)
         att = att.masked_fill(~mask[:, None], float("-inf")).softmax(-1)
+        self.last_att = att                         # for the training-only alignment guide
         a = (att @ v).transpose(1, 2).reshape(B, S, -1)
         x = x + self.o(a)
         h = rms_last(x, self.ffn_norm, eps)
@@ -315,7 +346,19 @@ class ASR(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.qs = QState()
-        self.encoder = Encoder(cfg["chans"], cfg["d_ac"], cfg["d_se"], cfg["hidden"], self.qs)
+        depths = cfg.get("depths", [1] * len(cfg["chans"]))    # older checkpoints: depth 1
+        self.encoder = Encoder(cfg["chans"], depths, cfg["d_ac"], cfg["d_se"], cfg["hidden"],
+                               self.qs)
         self.decoder = Decoder(cfg["vocab"], cfg["hidden"], cfg["layers"], cfg["heads"],
                                cfg["kv_heads"], cfg["ffn"], self.qs, cfg["theta"])
-        self.ctc = nn.Linear(cfg["hidden"], cfg["vocab"] + 1)   # training aid, not exported
+        # Training aids, not exported: CTC over the BPE tokens on the features (7.5 Hz), and on
+        # the trunk's stage-5 output (60 Hz, one frame per 400 samples) CTC over characters
+        # and a log-mel regression, dense targets that teach the waveform stages to hear long
+        # before the sparse token losses do.
+        self.ctc = nn.Linear(cfg["hidden"], cfg["vocab"] + 1)
+        self.aux_char = nn.Linear(cfg["chans"][AUX_STAGE], len(AUX_CHARS) + 1)
+        # and on the features themselves, CTC over characters with each 7.5 Hz frame read as
+        # FEAT_SUB sub-frames (60 Hz): a dense target that makes the features (not only
+        # stage 5) carry the characters of their 133 ms; token CTC alone plateaus there.
+        self.aux_feat_char = nn.Linear(cfg["hidden"], FEAT_SUB * (len(AUX_CHARS) + 1))
+        self.aux_mel = nn.Linear(cfg["chans"][AUX_STAGE], AUX_MELS)

@@ -112,6 +112,7 @@ def main():
     tmp = os.path.join(common.WORK, "eval_wav")
     os.makedirs(tmp, exist_ok=True)
     errs = {"seen": [0, 0], "heldout": [0, 0]}
+    by_voice = {}
     rows = []
     for i, mt in enumerate(meta[:a.n]):
         p = os.path.join(tmp, f"{i:03d}.wav")
@@ -122,12 +123,17 @@ def main():
         g = "heldout" if mt["voice"] == "%s:%s" % synth.HELDOUT_VOICE else "seen"
         errs[g][0] += e
         errs[g][1] += len(ref)
+        bv = by_voice.setdefault(mt["voice"], [0, 0])
+        bv[0] += e
+        bv[1] += len(ref)
         rows.append({"i": i, "voice": mt["voice"], "ref": mt["text"], "hyp": r["text"], "errors": e})
         if i < 12:
             print(f"{i:3d} {mt['voice']:32s} REF: {mt['text']}\n    {'':32s} HYP: {r['text']}", flush=True)
     tot = [errs["seen"][0] + errs["heldout"][0], errs["seen"][1] + errs["heldout"][1]]
     summary = {k: {"errors": v[0], "words": v[1], "wer": v[0] / max(1, v[1])}
                for k, v in list(errs.items()) + [("all", tot)]}
+    summary["by_voice"] = {k: {"errors": v[0], "words": v[1], "wer": v[0] / max(1, v[1])}
+                           for k, v in sorted(by_voice.items())}
     print(json.dumps(summary, indent=1))
     with open(os.path.join(common.WORK, "eval.json"), "w") as f:
         json.dump({"summary": summary, "rows": rows}, f, indent=1)
@@ -139,9 +145,14 @@ def main():
     sd = os.path.join(ROOT, "samples")
     for d in (hd, rd, sd):
         os.makedirs(d, exist_ok=True)
-    # held-out set: alternate seen-voice / held-out-voice clips, shortest first keeps it small
-    pick = sorted(range(min(len(meta), a.n)), key=lambda i: meta[i]["length"])[:a.n_heldout * 2]
-    pick = sorted(pick)[:a.n_heldout]
+    # held-out set: half seen-voice, half held-out-voice clips, the shortest of each group
+    # (keeps the repository small), in test-set order
+    held = "%s:%s" % synth.HELDOUT_VOICE
+    pick = []
+    for want_held in (False, True):
+        group = [i for i in range(min(len(meta), a.n)) if (meta[i]["voice"] == held) == want_held]
+        pick += sorted(group, key=lambda i: meta[i]["length"])[:a.n_heldout // 2]
+    pick = sorted(pick)
     lines = []
     for k, i in enumerate(pick):
         name = f"{k:03d}.wav"

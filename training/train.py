@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 import common
+import model
 
 
 def batches(meta, max_audio_s, rng):
@@ -51,21 +52,62 @@ def make_audio(audio, meta, idx, rng, aug=True):
     return torch.from_numpy(batch), n
 
 
-def step_loss(m, tok, audio_t, n, texts, tok_drop=0.0, rng=None):
-    feats = m.encoder(audio_t)
+def ctc(logits, targets):
+    """Mean CTC of [B, T, C] logits (blank = last class) against lists of target ids."""
+    lp = logits.log_softmax(-1).transpose(0, 1)
+    tgt = torch.cat([torch.tensor(t, dtype=torch.long) for t in targets])
+    return F.ctc_loss(lp, tgt, torch.full((len(targets),), lp.shape[0], dtype=torch.long),
+                      torch.tensor([len(t) for t in targets]), blank=lp.shape[-1] - 1,
+                      zero_infinity=True)
+
+
+def guide_loss(m, tok, n, lens, targets):
+    """Alignment guide (training aid): head 0 of every decoder layer should attend, from the
+    position that predicts content token c of L, near frame (c + 0.5) / L of the clip's own
+    frames (a Gaussian prior, sigma 15% of the clip + 1 frame; speech is roughly uniform in
+    time). -log of the attention mass under the prior. Without it the 2-layer decoder takes
+    far longer than our budget to discover where in the prompt the audio is."""
+    pre, _, _, suf, _ = common.prompt_parts(tok, n)
+    head = len(common.target_ids(tok, "")) - 1            # <|im_start|> assistant \n
+    base = len(pre) + max(1, n // common.HOP) + len(suf) - 1
+    total, count = 0.0, 0
+    for L in m.decoder.layers:
+        att = L.last_att[:, 0]                              # [B, S, S]
+        for b, t in enumerate(targets):
+            fr = max(1, lens[b] // common.HOP)
+            lc = len(t) - head - 1                          # content tokens (no <|im_end|>)
+            if lc <= 0:
+                continue
+            c = torch.arange(lc, dtype=torch.float32)
+            centre = (c + 0.5) / lc * fr
+            i = torch.arange(fr, dtype=torch.float32)
+            sig = 0.15 * fr + 1.0
+            prior = torch.exp(-((i[None] - centre[:, None]) ** 2) / (2 * sig * sig))
+            rows = att[b, base + head: base + head + lc, len(pre): len(pre) + fr]
+            total = total - torch.log((rows * prior).sum(-1) + 1e-4).sum()
+            count += lc
+    return total / max(1, count)
+
+
+def step_loss(m, tok, audio_t, n, texts, tok_drop=0.0, rng=None, lens=None):
+    """-> (cross-entropy of the assistant turn, token CTC, char CTC (mean of the stage-5 and
+    the feature heads), mel regression)."""
+    feats, tapped = m.encoder(audio_t, tap=model.AUX_STAGE)
     targets = [common.target_ids(tok, t) for t in texts]
     x, pos, mask, labels = common.build_batch(m, tok, feats, n, targets, tok_drop, rng)
     logits = m.decoder(x, pos, mask)
     ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
                          ignore_index=-100)
-    # CTC on the frames (blank = last class)
-    lp = m.ctc(feats).log_softmax(-1).transpose(0, 1)
-    tt = [tok.encode(t) for t in texts]
-    tgt = torch.cat([torch.tensor(t) for t in tt])
-    ctc = F.ctc_loss(lp, tgt, torch.full((len(tt),), lp.shape[0], dtype=torch.long),
-                     torch.tensor([len(t) for t in tt]), blank=lp.shape[-1] - 1,
-                     zero_infinity=True)
-    return ce, ctc
+    tok_ctc = ctc(m.ctc(feats), [tok.encode(t) for t in texts])
+    tapped = tapped.transpose(1, 2)                                   # [B, T5, C5]
+    chars = [common.aux_chars(t) for t in texts]
+    char_ctc = ctc(m.aux_char(tapped), chars)
+    B, Fr, _ = feats.shape
+    sub = m.aux_feat_char(feats).reshape(B, Fr * model.FEAT_SUB, len(model.AUX_CHARS) + 1)
+    char_ctc = 0.5 * (char_ctc + ctc(sub, chars))
+    mel = F.mse_loss(m.aux_mel(tapped), common.aux_mel(audio_t, tapped.shape[1]))
+    guide = guide_loss(m, tok, n, lens or [n] * len(texts), targets)
+    return ce, tok_ctc, char_ctc, mel, guide
 
 
 def main():
@@ -81,6 +123,16 @@ def main():
     ap.add_argument("--split", default="train")
     ap.add_argument("--init", default="", help="start from this checkpoint's weights")
     ap.add_argument("--ctc-weight", type=float, default=0.3)
+    ap.add_argument("--char-weight", type=float, default=0.5,
+                    help="weight of the stage-5 character CTC (training aid)")
+    ap.add_argument("--mel-weight", type=float, default=1.0,
+                    help="weight of the stage-5 log-mel regression (training aid)")
+    ap.add_argument("--reinit", default="",
+                    help="comma-separated tensor-name prefixes NOT taken from --init")
+    ap.add_argument("--guide-weight", type=float, default=0.5,
+                    help="weight of the decoder alignment guide (training aid)")
+    ap.add_argument("--no-lsuv", action="store_true",
+                    help="skip the data-dependent init of the trunk's downsampling convs")
     ap.add_argument("--tok-drop", type=float, default=0.0,
                     help="replace this fraction of teacher-forced text inputs by random tokens")
     a = ap.parse_args()
@@ -90,12 +142,28 @@ def main():
 
     tok = common.build_tokenizer()
     m = common.make_model(tok)
+    took = {}
     if a.init:
-        m.load_state_dict(torch.load(a.init, map_location="cpu")["model"])
-        print(f"initialized from {a.init}", flush=True)
+        # take every tensor whose name and shape match (e.g. the decoder of a run with
+        # another encoder geometry); the rest keeps its fresh initialization
+        src = torch.load(a.init, map_location="cpu")["model"]
+        own = m.state_dict()
+        skip = tuple(p for p in a.reinit.split(",") if p)
+        took = {k: v for k, v in src.items()
+                if k in own and own[k].shape == v.shape and not k.startswith(skip)}
+        own.update(took)
+        m.load_state_dict(own)
+        print(f"initialized {len(took)} of {len(own)} tensors from {a.init}", flush=True)
     audio, meta = common.read_split(a.split)
     if a.max_train:
         meta = meta[:a.max_train]
+    fresh = [i for i in range(len(model.STRIDES))
+             if f"encoder.trunk.down.{i}.weight" not in took]
+    if not a.no_lsuv and fresh:
+        x, _ = make_audio(audio, meta, list(range(min(4, len(meta)))), random.Random(0),
+                          aug=False)
+        model.lsuv_init(m.encoder.trunk, x, fresh)
+        print(f"trunk downsampling convs {fresh} scaled to unit output (LSUV)", flush=True)
     n_par = sum(p.numel() for p in m.parameters())
     print(f"vocab {tok.n_vocab}, params {n_par}, train clips {len(meta)}", flush=True)
 
@@ -124,20 +192,24 @@ def main():
             for g in opt.param_groups:
                 g["lr"] = lr
             x, n = make_audio(audio, meta, idx, rng)
-            ce, ctc = step_loss(m, tok, x, n, [meta[i]["text"] for i in idx], a.tok_drop, rng)
-            loss = ce + a.ctc_weight * ctc
+            ce, ctc, cctc, mel, guide = step_loss(m, tok, x, n, [meta[i]["text"] for i in idx],
+                                                  a.tok_drop, rng,
+                                                  [meta[i]["length"] for i in idx])
+            loss = ce + a.ctc_weight * ctc + a.char_weight * cctc + a.mel_weight * mel + \
+                a.guide_weight * guide
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
             opt.step()
             step += 1
             seen += len(idx)
-            ema = (ce.item(), ctc.item()) if ema is None else \
-                (0.95 * ema[0] + 0.05 * ce.item(), 0.95 * ema[1] + 0.05 * ctc.item())
+            v = [ce.item(), ctc.item(), cctc.item(), mel.item(), float(guide)]
+            ema = v if ema is None else [0.95 * e + 0.05 * x for e, x in zip(ema, v)]
             if step % 10 == 0:
                 print(f"[{time.time() - t0:.0f}s] step {step} ep {epoch} seen {seen} "
                       f"B {len(idx)} n {n} lr {lr:.2e} q {int(m.qs.on)} ce {ema[0]:.3f} "
-                      f"ctc {ema[1]:.3f}", flush=True)
+                      f"ctc {ema[1]:.3f} char {ema[2]:.3f} mel {ema[3]:.3f} "
+                      f"guide {ema[4]:.3f}", flush=True)
             if time.time() - last_save > 300:
                 torch.save({"model": m.state_dict(), "cfg": m.cfg, "qat": m.qs.on}, a.out)
                 last_save = time.time()
