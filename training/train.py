@@ -1,12 +1,15 @@
 """Trainer: float warm-up, then quantization-aware training, on a wall-clock budget.
 
-usage: nice -n 5 /usr/bin/python3 train.py --minutes 75 [--qat-from 0.45] [--threads 2]
+usage: /usr/bin/python3 train.py --minutes 75 [--qat-from 0.45] [--threads 2] [--init CKPT]
+       (README.md "Reproduce" has the commands behind the bundled model)
 
 Schedule is a fraction of the time budget: learning rate warm-up then cosine decay;
 fake quantization (int8 encoder, ternary + int8-row decoder) switched on at --qat-from.
-Loss: cross-entropy on the assistant turn + 0.3 x CTC of the speech features (a linear
-head used only for training, not exported). Checkpoints go to work/ckpt.pt (and
-work/ckpt_qat.pt once QAT runs) every few minutes and at the end.
+Loss: cross-entropy on the assistant turn, plus training-only aids whose heads are not
+exported: token CTC on the features (--ctc-weight), character CTC on the trunk's stage 5
+and on the features (--char-weight, the mean of the two), a log-mel regression on stage 5
+(--mel-weight) and the decoder alignment guide (--guide-weight). The checkpoint (--out) is
+written every 5 minutes and at the end, and once in float just before QAT starts.
 """
 import argparse
 import math
@@ -124,7 +127,7 @@ def main():
     ap.add_argument("--init", default="", help="start from this checkpoint's weights")
     ap.add_argument("--ctc-weight", type=float, default=0.3)
     ap.add_argument("--char-weight", type=float, default=0.5,
-                    help="weight of the stage-5 character CTC (training aid)")
+                    help="weight of the character CTC (mean of the stage-5 and feature heads; training aid)")
     ap.add_argument("--mel-weight", type=float, default=1.0,
                     help="weight of the stage-5 log-mel regression (training aid)")
     ap.add_argument("--reinit", default="",
