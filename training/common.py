@@ -148,7 +148,7 @@ def build_batch(m, tok, feats, n, targets, tok_drop=0.0, rng=None):
 # ---------------------------------------------------------------- auxiliary training targets
 
 def aux_chars(text):
-    """Character ids for the stage-5 CTC head: lowercase letters, space, apostrophe."""
+    """Character ids for the character CTC heads: lowercase letters, space, apostrophe."""
     import model
     return [model.AUX_CHARS.index(c) for c in text.lower() if c in model.AUX_CHARS]
 

@@ -177,8 +177,8 @@ class Trunk(nn.Module):
 
     def forward(self, audio, tap=None):
         """audio [B, T] float (front-end normalized; every clip of the batch has the same
-        length, the trainer pads with silence) -> [B, C_last, floor(T/3200)]; with `tap`,
-        also the output of stage `tap` (for the training-only auxiliary heads)."""
+        length, the trainer pads with silence) -> ([B, C_last, floor(T/3200)], the output
+        of stage `tap` or None) (the tap feeds the training-only auxiliary heads)."""
         x = quant_input(audio, self.qs)[:, None, :]
         tapped = None
         for i in range(len(STRIDES)):
@@ -187,7 +187,7 @@ class Trunk(nn.Module):
                 x = blk(x)
             if i == tap:
                 tapped = x
-        return x if tap is None else (x, tapped)
+        return x, tapped
 
 
 @torch.no_grad()
@@ -238,7 +238,7 @@ class Encoder(nn.Module):
 
     def forward(self, audio, tap=None):
         """-> features [B, F, hidden]; with `tap`, also the trunk's stage `tap` output."""
-        t, tapped = self.trunk(audio, tap) if tap is not None else (self.trunk(audio), None)
+        t, tapped = self.trunk(audio, tap)
         f = (self.acoustic(t) + self.semantic(t)).transpose(1, 2)
         return f if tap is None else (f, tapped)
 

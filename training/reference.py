@@ -111,8 +111,8 @@ def main():
     audio, meta = common.read_split("test")
     tmp = os.path.join(common.WORK, "eval_wav")
     os.makedirs(tmp, exist_ok=True)
-    errs = {"seen": [0, 0], "heldout": [0, 0]}
-    by_voice = {}
+    held = "%s:%s" % synth.HELDOUT_VOICE
+    by_voice = {}                                   # voice -> [edits, reference words]
     rows = []
     for i, mt in enumerate(meta[:a.n]):
         p = os.path.join(tmp, f"{i:03d}.wav")
@@ -120,20 +120,19 @@ def main():
         r = transcribe(m, tok, read_wav_float(p))
         ref, hyp = norm_words(mt["text"]), norm_words(r["text"])
         e = edit_distance(ref, hyp)
-        g = "heldout" if mt["voice"] == "%s:%s" % synth.HELDOUT_VOICE else "seen"
-        errs[g][0] += e
-        errs[g][1] += len(ref)
         bv = by_voice.setdefault(mt["voice"], [0, 0])
         bv[0] += e
         bv[1] += len(ref)
         rows.append({"i": i, "voice": mt["voice"], "ref": mt["text"], "hyp": r["text"], "errors": e})
         if i < 12:
             print(f"{i:3d} {mt['voice']:32s} REF: {mt['text']}\n    {'':32s} HYP: {r['text']}", flush=True)
-    tot = [errs["seen"][0] + errs["heldout"][0], errs["seen"][1] + errs["heldout"][1]]
-    summary = {k: {"errors": v[0], "words": v[1], "wer": v[0] / max(1, v[1])}
-               for k, v in list(errs.items()) + [("all", tot)]}
-    summary["by_voice"] = {k: {"errors": v[0], "words": v[1], "wer": v[0] / max(1, v[1])}
-                           for k, v in sorted(by_voice.items())}
+    def score(counts):
+        e, w = sum(c[0] for c in counts), sum(c[1] for c in counts)
+        return {"errors": e, "words": w, "wer": e / max(1, w)}
+    summary = {"seen": score([c for v, c in by_voice.items() if v != held]),
+               "heldout": score([c for v, c in by_voice.items() if v == held]),
+               "all": score(list(by_voice.values())),
+               "by_voice": {v: score([c]) for v, c in sorted(by_voice.items())}}
     print(json.dumps(summary, indent=1))
     with open(os.path.join(common.WORK, "eval.json"), "w") as f:
         json.dump({"summary": summary, "rows": rows}, f, indent=1)
@@ -147,7 +146,6 @@ def main():
         os.makedirs(d, exist_ok=True)
     # held-out set: half seen-voice, half held-out-voice clips, the shortest of each group
     # (keeps the repository small), in test-set order
-    held = "%s:%s" % synth.HELDOUT_VOICE
     pick = []
     for want_held in (False, True):
         group = [i for i in range(min(len(meta), a.n)) if (meta[i]["voice"] == held) == want_held]

@@ -64,15 +64,16 @@ def ctc(logits, targets):
                       zero_infinity=True)
 
 
-def guide_loss(m, tok, n, lens, targets):
+def guide_loss(m, tok, n, lens, targets, labels):
     """Alignment guide (training aid): head 0 of every decoder layer should attend, from the
     position that predicts content token c of L, near frame (c + 0.5) / L of the clip's own
     frames (a Gaussian prior, sigma 15% of the clip + 1 frame; speech is roughly uniform in
     time). -log of the attention mass under the prior. Without it the 2-layer decoder takes
     far longer than our budget to discover where in the prompt the audio is."""
-    pre, _, _, suf, _ = common.prompt_parts(tok, n)
+    speech0 = len(common.prompt_parts(tok, n)[0])          # first <|speech_pad|> slot
     head = len(common.target_ids(tok, "")) - 1            # <|im_start|> assistant \n
-    base = len(pre) + max(1, n // common.HOP) + len(suf) - 1
+    # the position predicting targets[b][0]: where build_batch's labels start (same for all b)
+    base = int((labels[0] != -100).nonzero()[0])
     total, count = 0.0, 0
     for L in m.decoder.layers:
         att = L.last_att[:, 0]                              # [B, S, S]
@@ -86,7 +87,7 @@ def guide_loss(m, tok, n, lens, targets):
             i = torch.arange(fr, dtype=torch.float32)
             sig = 0.15 * fr + 1.0
             prior = torch.exp(-((i[None] - centre[:, None]) ** 2) / (2 * sig * sig))
-            rows = att[b, base + head: base + head + lc, len(pre): len(pre) + fr]
+            rows = att[b, base + head: base + head + lc, speech0: speech0 + fr]
             total = total - torch.log((rows * prior).sum(-1) + 1e-4).sum()
             count += lc
     return total / max(1, count)
@@ -94,7 +95,7 @@ def guide_loss(m, tok, n, lens, targets):
 
 def step_loss(m, tok, audio_t, n, texts, tok_drop=0.0, rng=None, lens=None):
     """-> (cross-entropy of the assistant turn, token CTC, char CTC (mean of the stage-5 and
-    the feature heads), mel regression)."""
+    the feature heads), mel regression, alignment guide). `lens`: each clip's own length."""
     feats, tapped = m.encoder(audio_t, tap=model.AUX_STAGE)
     targets = [common.target_ids(tok, t) for t in texts]
     x, pos, mask, labels = common.build_batch(m, tok, feats, n, targets, tok_drop, rng)
@@ -109,7 +110,7 @@ def step_loss(m, tok, audio_t, n, texts, tok_drop=0.0, rng=None, lens=None):
     sub = m.aux_feat_char(feats).reshape(B, Fr * model.FEAT_SUB, len(model.AUX_CHARS) + 1)
     char_ctc = 0.5 * (char_ctc + ctc(sub, chars))
     mel = F.mse_loss(m.aux_mel(tapped), common.aux_mel(audio_t, tapped.shape[1]))
-    guide = guide_loss(m, tok, n, lens or [n] * len(texts), targets)
+    guide = guide_loss(m, tok, n, lens or [n] * len(texts), targets, labels)
     return ce, tok_ctc, char_ctc, mel, guide
 
 
