@@ -207,6 +207,15 @@ int RunKernels(const Options& o, Sink* sink) {
   const int64_t kEncoder[][2] = {{256 * 16, 512}, {512 * 16, 1024}, {1024 * 16, 2048},
                                  {2048, 8192}, {8192, 2048}};
   for (const auto& kn : kEncoder) shapes.push_back({"i8_i8_enc", kn[0], kn[1], 256});
+  // The stage-6 conv and FFN as a 3.5 s clip runs them: 26 frames, so each weight byte is
+  // used 26 times and the weights stream from DRAM (137 MB per branch per block sweep).
+  for (const auto& kn : {kEncoder[2], kEncoder[3], kEncoder[4]})
+    shapes.push_back({"i8_i8_enc", kn[0], kn[1], 26});
+  // Stages 0-2 FFNs (C -> 4C -> C, C = 32/64/128) one 32-frame tile at a time, as
+  // ops::MlpReluI8s calls them: short dot products, small outputs.
+  const int64_t kEarlyFfn[][2] = {{32, 128}, {128, 32}, {64, 256},
+                                  {256, 64}, {128, 512}, {512, 128}};
+  for (const auto& kn : kEarlyFfn) shapes.push_back({"i8_i8_enc", kn[0], kn[1], 32});
 
   ThreadPool pool(o.threads);
   std::mt19937 rng(42);
