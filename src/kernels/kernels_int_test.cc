@@ -417,6 +417,36 @@ TEST(Requant, RoundingModesByHand) {
   }
 }
 
+// Every float within 64 ulps of each integer k and of k + 0.5 in [-128, 128], both modes:
+// the SIMD half-away rounds with one add and a truncation, exact only by the argument at
+// its definition, and these are the values where such shortcuts break.
+TEST(Requant, NearTiesMatchOracle) {
+  std::vector<float> x;
+  for (int k = -128; k <= 128; ++k) {
+    for (float c : {static_cast<float>(k), k + 0.5f}) {
+      float lo = c, hi = c;
+      for (int u = 0; u < 64; ++u) {
+        lo = std::nextafter(lo, -1000.0f);
+        hi = std::nextafter(hi, 1000.0f);
+        x.push_back(lo);
+        x.push_back(hi);
+      }
+      x.push_back(c);
+    }
+  }
+  const int64_t n = static_cast<int64_t>(x.size());
+  for (Round mode : {Round::kHalfEven, Round::kHalfAway}) {
+    std::vector<int8_t> want(x.size());
+    Scalar().requant_f32_i8(x.data(), n, 1.0f, mode, want.data());
+    for (const KernelTable* t : SimdTables()) {
+      SCOPED_TRACE(IsaName(t->isa));
+      Guarded<int8_t> got(x.size());
+      t->requant_f32_i8(x.data(), n, 1.0f, mode, got.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << x[i];
+    }
+  }
+}
+
 TEST(Requant, SimdMatchesOracle) {
   std::mt19937 rng(5);
   std::normal_distribution<float> nd(0.0f, 30.0f);

@@ -64,16 +64,22 @@ void GemmTile(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& co
   }
 }
 
-// In place: the int32 at each y[t*ld + r] becomes (float)acc * c + bias[r]. Returns the
-// absmax. The buffer is raw scratch reused for both types; the kernel reads each int32
-// before it writes the float (memcpy in the oracle, vector loads in SIMD).
-float ConvertTile(const kernels::KernelTable& kt, float* y, int64_t ld, int64_t n_cols,
-                  int64_t r0, int64_t r1, float c, const float* bias) {
+// In place: the int32 at each y[t*ld + r] becomes (float)acc * c + bias[r]. The buffer is
+// raw scratch reused for both types; the kernel reads each int32 before it writes the float
+// (memcpy in the oracle, vector loads in SIMD).
+void ConvertTileNoMax(const kernels::KernelTable& kt, float* y, int64_t ld, int64_t n_cols,
+                      int64_t r0, int64_t r1, float c, const float* bias) {
   for (int64_t t = 0; t < n_cols; ++t) {
     float* row = y + t * ld + r0;
     kt.i32_affine_f32(reinterpret_cast<const int32_t*>(row), r1 - r0, c,
                       bias ? bias + r0 : nullptr, row);
   }
+}
+
+// The same, returning the absmax of the converted tile.
+float ConvertTile(const kernels::KernelTable& kt, float* y, int64_t ld, int64_t n_cols,
+                  int64_t r0, int64_t r1, float c, const float* bias) {
+  ConvertTileNoMax(kt, y, ld, n_cols, r0, r1, c, bias);
   if (r0 == 0 && r1 == ld) return kt.absmax_f32(y, n_cols * ld);  // one contiguous block
   float m = 0;
   for (int64_t t = 0; t < n_cols; ++t) m = std::max(m, kt.absmax_f32(y + t * ld + r0, r1 - r0));
@@ -288,7 +294,7 @@ void MlpReluI8s(ThreadPool& pool, const I8sMatrix& w1, const float* b1, const I8
     for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock) {
       const int64_t t1 = std::min(t_e, t0 + kTokenBlock), nt = t1 - t0;
       GemmTile(kt, w1, xcols, t0, t1, 0, H, reinterpret_cast<int32_t*>(tile), H);
-      ConvertTile(kt, tile, H, nt, 0, H, c1, b1);
+      ConvertTileNoMax(kt, tile, H, nt, 0, H, c1, b1);  // G1 is known from pass A
       kt.requant_f32_i8(tile, nt * H, inv1, kernels::Round::kHalfAway, q1);
       i8s_detail::ReluI8(q1, nt * H);
       GemmTile(kt, w2, DenseCols(q1, nt, H), 0, nt, 0, C,

@@ -83,23 +83,51 @@ void QuantizeRowsI8(const float* x, int64_t rows, int64_t k, int64_t ldx, int8_t
   }
 }
 
-// q = round(clamp(x * inv, -127, 127)); half-away = trunc(v) + (|v - trunc(v)| >= 0.5 ?
-// sign(v) : 0), exact because v - trunc(v) is exact in float.
-void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q) {
+namespace {
+
+// Half-away as one add and a truncation (avx512/quantize.cc has the argument).
+template <Round kMode>
+inline __m256i RoundToI32(__m256 v) {
+  if constexpr (kMode == Round::kHalfEven) {
+    return _mm256_cvtps_epi32(v);
+  } else {
+    const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32(int32_t(0x80000000)));
+    const __m256 h = _mm256_or_ps(_mm256_and_ps(v, sign), _mm256_set1_ps(0.49999997f));
+    return _mm256_cvttps_epi32(_mm256_add_ps(v, h));
+  }
+}
+
+template <Round kMode>
+void Requant(const float* x, int64_t n, float inv, int8_t* q) {
   const __m256 vinv = _mm256_set1_ps(inv);
   const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
-  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
-  const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32(int32_t(0x80000000)));
-  for (int64_t i = 0; i < n; i += 8) {
-    __m256 v = _mm256_mul_ps(Load8(x + i, n - i), vinv);
-    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
-    if (mode == Round::kHalfAway) {
-      const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-      const __m256 up = _mm256_cmp_ps(Abs(_mm256_sub_ps(v, t)), half, _CMP_GE_OQ);
-      const __m256 step = _mm256_and_ps(up, _mm256_or_ps(one, _mm256_and_ps(v, sign)));
-      v = _mm256_add_ps(t, step);
-    }
-    Store8(_mm256_cvtps_epi32(v), q + i, n - i);
+  auto round8 = [&](__m256 v) {
+    v = _mm256_mul_ps(v, vinv);
+    return RoundToI32<kMode>(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+  };
+  // 32 values per step: the saturating packs (exact, |q| <= 127) leave dword 4L + s holding
+  // values 4L..4L+3 of input vector s (L = 128-bit lane); one permute restores the order.
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m256i a = round8(_mm256_loadu_ps(x + i)), b = round8(_mm256_loadu_ps(x + i + 8));
+    const __m256i c = round8(_mm256_loadu_ps(x + i + 16));
+    const __m256i d = round8(_mm256_loadu_ps(x + i + 24));
+    const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i),
+                        _mm256_permutevar8x32_epi32(packed, order));
+  }
+  for (; i < n; i += 8) Store8(round8(Load8(x + i, n - i)), q + i, n - i);
+}
+
+}  // namespace
+
+// q = round(clamp(x * inv, -127, 127)), half-even by vcvtps2dq or half-away as above.
+void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q) {
+  if (mode == Round::kHalfEven) {
+    Requant<Round::kHalfEven>(x, n, inv, q);
+  } else {
+    Requant<Round::kHalfAway>(x, n, inv, q);
   }
 }
 

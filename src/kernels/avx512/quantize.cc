@@ -54,25 +54,58 @@ void QuantizeRowsI8(const float* x, int64_t rows, int64_t k, int64_t ldx, int8_t
   }
 }
 
-// q = round(clamp(x * inv, -127, 127)); half-away is trunc(v) + (|v - trunc(v)| >= 0.5 ?
-// sign(v) : 0), exact because v - trunc(v) is exact in float.
-void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q) {
+namespace {
+
+// Half-away without a rounding step: truncate v + copysign(h, v), h = 0.49999997f (the float
+// below 0.5). For 0 <= v <= 127 with v = n + f (n integer): if f >= 0.5 the exact sum is at
+// least n + 1 - 2^-25, which rounds to >= n + 1 (at n = 0 it is the midpoint of 1 - 2^-24
+// and 1 and goes to the even 1); if f < 0.5 then f <= 0.5 - ulp(v), the sum is at most
+// n + 1 - ulp(v) - 2^-25 and rounds to at most the float below n + 1. Negative v mirror
+// this. Kernels_int_test checks every float within 64 ulps of each k and k + 0.5.
+template <Round kMode>
+inline __m512i RoundToI32(__m512 v) {
+  if constexpr (kMode == Round::kHalfEven) {
+    return _mm512_cvtps_epi32(v);
+  } else {
+    const __m512i sign = _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(int32_t(0x80000000)));
+    const __m512 h = _mm512_castsi512_ps(
+        _mm512_or_si512(sign, _mm512_castps_si512(_mm512_set1_ps(0.49999997f))));
+    return _mm512_cvttps_epi32(_mm512_add_ps(v, h));
+  }
+}
+
+template <Round kMode>
+void Requant(const float* x, int64_t n, float inv, int8_t* q) {
   const __m512 vinv = _mm512_set1_ps(inv);
   const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
-  const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
-  for (int64_t i = 0; i < n; i += 16) {
+  auto round16 = [&](const float* p, __mmask16 m) {
+    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, p), vinv);
+    return RoundToI32<kMode>(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
+  };
+  // 64 values per step: two saturating packs (exact, |q| <= 127) leave dword 4L + s holding
+  // values 4L..4L+3 of input vector s; one permute restores the order for a single store.
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    const __m512i a = round16(x + i, 0xffff), b = round16(x + i + 16, 0xffff);
+    const __m512i c = round16(x + i + 32, 0xffff), d = round16(x + i + 48, 0xffff);
+    const __m512i packed = _mm512_packs_epi16(_mm512_packs_epi32(a, b), _mm512_packs_epi32(c, d));
+    _mm512_storeu_si512(q + i, _mm512_permutexvar_epi32(order, packed));
+  }
+  for (; i < n; i += 16) {
     const __mmask16 m = TailMask(n - i);
-    __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), vinv);
-    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
-    if (mode == Round::kHalfAway) {
-      const __m512 t = _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-      const __mmask16 up = _mm512_cmp_ps_mask(Abs(_mm512_sub_ps(v, t)), half, _CMP_GE_OQ);
-      const __m512 sgn = _mm512_castsi512_ps(_mm512_or_si512(
-          _mm512_castps_si512(one),
-          _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(int32_t(0x80000000)))));
-      v = _mm512_mask_add_ps(t, up, t, sgn);
-    }
-    _mm_mask_storeu_epi8(q + i, m, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
+    _mm_mask_storeu_epi8(q + i, m, _mm512_cvtepi32_epi8(round16(x + i, m)));
+  }
+}
+
+}  // namespace
+
+// q = round(clamp(x * inv, -127, 127)), half-even by vcvtps2dq or half-away as above.
+void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q) {
+  if (mode == Round::kHalfEven) {
+    Requant<Round::kHalfEven>(x, n, inv, q);
+  } else {
+    Requant<Round::kHalfAway>(x, n, inv, q);
   }
 }
 
