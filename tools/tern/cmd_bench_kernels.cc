@@ -208,7 +208,7 @@ int RunKernels(const Options& o, Sink* sink) {
                                  {2048, 8192}, {8192, 2048}};
   for (const auto& kn : kEncoder) shapes.push_back({"i8_i8_enc", kn[0], kn[1], 256});
   // The stage-6 conv and FFN as a 3.5 s clip runs them: 26 frames, so each weight byte is
-  // used 26 times and the weights stream from DRAM (137 MB per branch per block sweep).
+  // used 26 times and the weights (~300 MB per branch for the stage) stream from DRAM.
   for (const auto& kn : {kEncoder[2], kEncoder[3], kEncoder[4]})
     shapes.push_back({"i8_i8_enc", kn[0], kn[1], 26});
   // Stages 0-2 FFNs (C -> 4C -> C, C = 32/64/128) one 32-frame tile at a time, as

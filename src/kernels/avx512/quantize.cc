@@ -67,7 +67,8 @@ inline __m512i RoundToI32(__m512 v) {
   if constexpr (kMode == Round::kHalfEven) {
     return _mm512_cvtps_epi32(v);
   } else {
-    const __m512i sign = _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(int32_t(0x80000000)));
+    const __m512i sign =
+        _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(int32_t(0x80000000)));
     const __m512 h = _mm512_castsi512_ps(
         _mm512_or_si512(sign, _mm512_castps_si512(_mm512_set1_ps(0.49999997f))));
     return _mm512_cvttps_epi32(_mm512_add_ps(v, h));
