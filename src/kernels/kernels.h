@@ -55,6 +55,16 @@ enum class Round : uint8_t {
   kHalfAway,  // round half away from zero (roundf)
 };
 
+// For |v| <= 127, roundf(v) == truncate(v + copysign(kBelowHalf, v)) in float arithmetic,
+// kBelowHalf being the float below 0.5; SIMD requantization uses it (one add and a truncating
+// conversion). Why, for 0 <= v = n + f (n integer): if f >= 0.5 the exact sum is at least
+// n + 1 - 2^-25 and rounds to >= n + 1 (at n = 0 it is the midpoint of 1 - 2^-24 and 1 and
+// goes to the even 1); if f < 0.5 then f <= 0.5 - ulp(v), the sum is at most
+// n + 1 - ulp(v) - 2^-25 and rounds to at most the float below n + 1. Negative v mirror
+// this. Requant.NearTiesMatchOracle checks every float within 64 ulps of each k and k + 0.5.
+inline constexpr float kBelowHalf = 0.49999997f;
+static_assert(0.5f - kBelowHalf == 0x1p-25f, "kBelowHalf is the float just below 0.5");
+
 struct KernelTable {
   Isa isa;
 

@@ -418,8 +418,8 @@ TEST(Requant, RoundingModesByHand) {
 }
 
 // Every float within 64 ulps of each integer k and of k + 0.5 in [-128, 128], both modes:
-// the SIMD half-away rounds with one add and a truncation, exact only by the argument at
-// its definition, and these are the values where such shortcuts break.
+// the SIMD half-away rounds with one add and a truncation (kBelowHalf), exact only by the
+// argument there, and these are the values where such shortcuts break.
 TEST(Requant, NearTiesMatchOracle) {
   std::vector<float> x;
   for (int k = -128; k <= 128; ++k) {

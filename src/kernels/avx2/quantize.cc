@@ -85,14 +85,14 @@ void QuantizeRowsI8(const float* x, int64_t rows, int64_t k, int64_t ldx, int8_t
 
 namespace {
 
-// Half-away as one add and a truncation (avx512/quantize.cc has the argument).
+// Half-away: one add and a truncation (kBelowHalf in kernels.h says why it is exact).
 template <Round kMode>
 inline __m256i RoundToI32(__m256 v) {
   if constexpr (kMode == Round::kHalfEven) {
     return _mm256_cvtps_epi32(v);
   } else {
     const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32(int32_t(0x80000000)));
-    const __m256 h = _mm256_or_ps(_mm256_and_ps(v, sign), _mm256_set1_ps(0.49999997f));
+    const __m256 h = _mm256_or_ps(_mm256_and_ps(v, sign), _mm256_set1_ps(kBelowHalf));
     return _mm256_cvttps_epi32(_mm256_add_ps(v, h));
   }
 }
@@ -124,11 +124,7 @@ void Requant(const float* x, int64_t n, float inv, int8_t* q) {
 
 // q = round(clamp(x * inv, -127, 127)), half-even by vcvtps2dq or half-away as above.
 void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q) {
-  if (mode == Round::kHalfEven) {
-    Requant<Round::kHalfEven>(x, n, inv, q);
-  } else {
-    Requant<Round::kHalfAway>(x, n, inv, q);
-  }
+  (mode == Round::kHalfEven ? Requant<Round::kHalfEven> : Requant<Round::kHalfAway>)(x, n, inv, q);
 }
 
 }  // namespace tern::kernels::avx2

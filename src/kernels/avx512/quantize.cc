@@ -56,12 +56,7 @@ void QuantizeRowsI8(const float* x, int64_t rows, int64_t k, int64_t ldx, int8_t
 
 namespace {
 
-// Half-away without a rounding step: truncate v + copysign(h, v), h = 0.49999997f (the float
-// below 0.5). For 0 <= v <= 127 with v = n + f (n integer): if f >= 0.5 the exact sum is at
-// least n + 1 - 2^-25, which rounds to >= n + 1 (at n = 0 it is the midpoint of 1 - 2^-24
-// and 1 and goes to the even 1); if f < 0.5 then f <= 0.5 - ulp(v), the sum is at most
-// n + 1 - ulp(v) - 2^-25 and rounds to at most the float below n + 1. Negative v mirror
-// this. Kernels_int_test checks every float within 64 ulps of each k and k + 0.5.
+// Half-away: one add and a truncation (kBelowHalf in kernels.h says why it is exact).
 template <Round kMode>
 inline __m512i RoundToI32(__m512 v) {
   if constexpr (kMode == Round::kHalfEven) {
@@ -70,7 +65,7 @@ inline __m512i RoundToI32(__m512 v) {
     const __m512i sign =
         _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(int32_t(0x80000000)));
     const __m512 h = _mm512_castsi512_ps(
-        _mm512_or_si512(sign, _mm512_castps_si512(_mm512_set1_ps(0.49999997f))));
+        _mm512_or_si512(sign, _mm512_castps_si512(_mm512_set1_ps(kBelowHalf))));
     return _mm512_cvttps_epi32(_mm512_add_ps(v, h));
   }
 }
@@ -103,11 +98,7 @@ void Requant(const float* x, int64_t n, float inv, int8_t* q) {
 
 // q = round(clamp(x * inv, -127, 127)), half-even by vcvtps2dq or half-away as above.
 void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q) {
-  if (mode == Round::kHalfEven) {
-    Requant<Round::kHalfEven>(x, n, inv, q);
-  } else {
-    Requant<Round::kHalfAway>(x, n, inv, q);
-  }
+  (mode == Round::kHalfEven ? Requant<Round::kHalfEven> : Requant<Round::kHalfAway>)(x, n, inv, q);
 }
 
 }  // namespace tern::kernels::avx512
