@@ -116,6 +116,18 @@ struct KernelTable {
   float (*absmax_f32)(const float* x, int64_t n);
   // q[i] = round(clamp(x[i] * inv, -127, 127)) with the given rounding.
   void (*requant_f32_i8)(const float* x, int64_t n, float inv, Round mode, int8_t* q);
+  // The GEMM epilogue fused (encoder): for `rows` rows of n int32 sums (row j at acc + j*n,
+  // its output at q + j*n), y = (float)acc * c + bias[i] exactly as i32_affine_f32 (bias may
+  // be null), then q = round(clamp(y * inv, -127, 127)) as requant_f32_i8, and with `relu`
+  // q = max(q, 0). Bit-identical to those two entries in sequence; the float y never leaves
+  // the registers.
+  void (*i32_requant_i8)(const int32_t* acc, int64_t rows, int64_t n, float c,
+                         const float* bias, float inv, Round mode, bool relu, int8_t* q);
+  // Folds `rows` rows of n int32 (row j at x + j*ld) into per-column bounds:
+  // mn[i] = min(mn[i], x[j][i]), mx[i] = max(mx[i], x[j][i]). The encoder's GEMMs learn
+  // their output absmax this way (the epilogue is monotone in the sum; i8s_matmul.cc).
+  void (*i32_minmax)(const int32_t* x, int64_t rows, int64_t n, int64_t ld, int32_t* mn,
+                     int32_t* mx);
 
   // ---- Encoder fills: int8 / int32 operands to float tiles (spec 3.4's expressions) ------
   // One fixed expression per element, two roundings per product-sum (no FMA), so every ISA

@@ -10,12 +10,6 @@ namespace tern::ops::i8s_detail {
 
 inline float AbsF(float x) { return x < 0 ? -x : x; }
 
-// q = max(q, 0). Plain parameters (not lambda captures) so the int8 stores cannot alias the
-// pointer or the count and the loop vectorizes.
-inline void ReluI8(int8_t* q, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) q[i] = q[i] < 0 ? int8_t{0} : q[i];
-}
-
 // Floats per thread-local tile (16 KB, stays in L1). Ops that recompute their outputs write
 // them into a tile with plain loops the compiler vectorizes, and leave the absmax and the
 // requantization of the tile to the kernel table (one indirect call per tile).

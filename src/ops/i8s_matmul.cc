@@ -1,7 +1,9 @@
 #include "ops/i8s_matmul.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
+#include <vector>
 
 #include "base/check.h"
 #include "kernels/kernels.h"
@@ -64,31 +66,49 @@ void GemmTile(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& co
   }
 }
 
-// In place: the int32 at each y[t*ld + r] becomes (float)acc * c + bias[r]. The buffer is
-// raw scratch reused for both types; the kernel reads each int32 before it writes the float
-// (memcpy in the oracle, vector loads in SIMD).
-void ConvertTileNoMax(const kernels::KernelTable& kt, float* y, int64_t ld, int64_t n_cols,
-                      int64_t r0, int64_t r1, float c, const float* bias) {
-  for (int64_t t = 0; t < n_cols; ++t) {
-    float* row = y + t * ld + r0;
-    kt.i32_affine_f32(reinterpret_cast<const int32_t*>(row), r1 - r0, c,
-                      bias ? bias + r0 : nullptr, row);
+// Per-row bounds of the int32 sums a thread has produced, and the output absmax they give.
+// The epilogue y = (float)acc * c + bias[r] is monotone in acc for a fixed row: int-to-float
+// conversion, the product by c (one sign for the whole tensor) and the sum with bias[r] each
+// round a monotone function monotonically. So over sums in [mn, mx], |y| peaks at one of
+// the two ends, and max |y| of a whole product is exact from two conversions per row
+// instead of one per sum (the kernels' own i32_affine_f32 computes those two).
+class RowBounds {
+ public:
+  explicit RowBounds(int64_t rows)
+      : mn_(static_cast<size_t>(rows), INT32_MAX), mx_(static_cast<size_t>(rows), INT32_MIN) {}
+
+  // Folds n_cols columns of these rows (column t at acc + t * ld).
+  void Fold(const kernels::KernelTable& kt, const int32_t* acc, int64_t n_cols, int64_t ld) {
+    kt.i32_minmax(acc, n_cols, static_cast<int64_t>(mn_.size()), ld, mn_.data(), mx_.data());
+    folded_ = folded_ || n_cols > 0;
   }
-}
 
-// The same, returning the absmax of the converted tile.
-float ConvertTile(const kernels::KernelTable& kt, float* y, int64_t ld, int64_t n_cols,
-                  int64_t r0, int64_t r1, float c, const float* bias) {
-  ConvertTileNoMax(kt, y, ld, n_cols, r0, r1, c, bias);
-  if (r0 == 0 && r1 == ld) return kt.absmax_f32(y, n_cols * ld);  // one contiguous block
-  float m = 0;
-  for (int64_t t = 0; t < n_cols; ++t) m = std::max(m, kt.absmax_f32(y + t * ld + r0, r1 - r0));
-  return m;
-}
+  // max |y| over every folded sum; 0 if none was folded. `bias` starts at this block's row.
+  float AbsMax(const kernels::KernelTable& kt, float c, const float* bias) const {
+    if (!folded_) return 0.0f;
+    constexpr int64_t kChunk = 256;
+    float y[kChunk];
+    float m = 0;
+    const int64_t n = static_cast<int64_t>(mn_.size());
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t len = std::min(kChunk, n - i);
+      for (const std::vector<int32_t>* end : {&mn_, &mx_}) {
+        kt.i32_affine_f32(end->data() + i, len, c, bias ? bias + i : nullptr, y);
+        m = std::max(m, kt.absmax_f32(y, len));
+      }
+    }
+    return m;
+  }
 
-// y{N, T} (row t = column t, stride N) for all columns; returns G = max |y|.
+ private:
+  std::vector<int32_t> mn_, mx_;
+  bool folded_ = false;
+};
+
+// acc{N, T}: the int32 sums of all columns (row t = column t, stride N); returns G = max |y|
+// of the epilogue y = (float)acc * c + bias without computing y.
 float GemmBias(ThreadPool& pool, const I8sMatrix& w, const Cols& cols, float c,
-               const float* bias, float* y) {
+               const float* bias, int32_t* acc) {
   const kernels::KernelTable& kt = kernels::Kernels();
   const int64_t T = cols.n, N = w.n;
   AtomicAbsMax gmax;
@@ -102,25 +122,26 @@ float GemmBias(ThreadPool& pool, const I8sMatrix& w, const Cols& cols, float c,
     if (by_cols) ThreadPool::Split(T, kTokenBlock, tid, nth_, &t_b, &t_e);
     else ThreadPool::Split(N, align, tid, nth_, &r_b, &r_e);
     if (t_b >= t_e || r_b >= r_e) return;
-    float m = 0;
+    RowBounds bounds(r_e - r_b);
     for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock) {
       const int64_t t1 = std::min(t_e, t0 + kTokenBlock);
-      float* tile = y + t0 * N;
-      GemmTile(kt, w, cols, t0, t1, r_b, r_e, reinterpret_cast<int32_t*>(tile), N);
-      m = std::max(m, ConvertTile(kt, tile, N, t1 - t0, r_b, r_e, c, bias));
+      GemmTile(kt, w, cols, t0, t1, r_b, r_e, acc + t0 * N, N);
+      bounds.Fold(kt, acc + t0 * N + r_b, t1 - t0, N);
     }
-    gmax.Update(m);
+    gmax.Update(bounds.AbsMax(kt, c, bias ? bias + r_b : nullptr));
   });
   return gmax.Get();
 }
 
-// q = requant(y) with G, half away from zero; ReLU after rounding (spec 3.4).
-void RequantAll(ThreadPool& pool, const float* y, int64_t n, float g, bool relu, int8_t* q) {
+// q = requant((float)acc * c + bias) with G, half away from zero; ReLU after rounding
+// (spec 3.4). One fused kernel call per token range: y never reaches memory.
+void RequantAll(ThreadPool& pool, const int32_t* acc, int64_t T, int64_t N, float c,
+                const float* bias, float g, bool relu, int8_t* q) {
   const kernels::KernelTable& kt = kernels::Kernels();
   const float inv = InvScale(g);
-  pool.ParallelFor(n, 256, [&](int64_t b, int64_t e) {
-    kt.requant_f32_i8(y + b, e - b, inv, kernels::Round::kHalfAway, q + b);
-    if (relu) i8s_detail::ReluI8(q + b, e - b);
+  pool.ParallelFor(T, 1, [&](int64_t b, int64_t e) {
+    kt.i32_requant_i8(acc + b * N, e - b, N, c, bias, inv, kernels::Round::kHalfAway, relu,
+                      q + b * N);
   });
 }
 
@@ -130,8 +151,10 @@ void MulMatAdd(ThreadPool& pool, const I8sMatrix& w, const float* bias, const I8
                bool relu, float* y_scratch, I8sTensor* out) {
   TERN_CHECK(x.ne0 == w.k);
   const int64_t T = x.ne1, N = w.n;
-  const float g = GemmBias(pool, w, DenseCols(x.q, T, w.k), w.scale * x.scale, bias, y_scratch);
-  RequantAll(pool, y_scratch, T * N, g, relu, out->q);
+  const float c = w.scale * x.scale;
+  auto* acc = reinterpret_cast<int32_t*>(y_scratch);
+  const float g = GemmBias(pool, w, DenseCols(x.q, T, w.k), c, bias, acc);
+  RequantAll(pool, acc, T, N, c, bias, g, relu, out->q);
   out->ne0 = N;
   out->ne1 = T;
   out->scale = OutScale(g);
@@ -211,8 +234,10 @@ void Conv1dAdd(ThreadPool& pool, const I8sConv1d& cv, const float* bias, const I
   cols.mid = mid_e > mid_b ? x.q + (mid_b * s - cv.lp) * ic : nullptr;
   cols.mid_ld = s * ic;
   cols.edge = col_scratch;
-  const float g = GemmBias(pool, cv.w, cols, cv.w.scale * x.scale, bias, y_scratch);
-  RequantAll(pool, y_scratch, ow * cv.out_ch, g, /*relu=*/false, out->q);
+  const float c = cv.w.scale * x.scale;
+  auto* acc = reinterpret_cast<int32_t*>(y_scratch);
+  const float g = GemmBias(pool, cv.w, cols, c, bias, acc);
+  RequantAll(pool, acc, ow, cv.out_ch, c, bias, g, /*relu=*/false, out->q);
   out->ne0 = cv.out_ch;
   out->ne1 = ow;
   out->scale = OutScale(g);
@@ -258,53 +283,51 @@ void MlpReluI8s(ThreadPool& pool, const I8sMatrix& w1, const float* b1, const I8
     return;
   }
   const kernels::KernelTable& kt = kernels::Kernels();
-  float* y2 = reinterpret_cast<float*>(base);
-  uint8_t* per_thread = base + AlignUp(static_cast<size_t>(T * C) * sizeof(float));
-  const size_t tile_bytes = AlignUp(static_cast<size_t>(kTokenBlock * H) * sizeof(float));
+  auto* acc2 = reinterpret_cast<int32_t*>(base);
+  uint8_t* per_thread = base + AlignUp(static_cast<size_t>(T * C) * sizeof(int32_t));
+  const size_t tile_bytes = AlignUp(static_cast<size_t>(kTokenBlock * H) * sizeof(int32_t));
   const size_t pt_bytes = tile_bytes + AlignUp(static_cast<size_t>(kTokenBlock * H));
   const Cols xcols = DenseCols(x.q, T, C);
   const float c1 = w1.scale * x.scale;
 
-  // Pass A: G1 = max |y1| without keeping y1.
+  // Pass A: G1 = max |y1| from the bounds of W1's sums, without keeping them.
   AtomicAbsMax g1max;
   pool.Run([&](int tid, int nth) {
     int64_t t_b, t_e;
     ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
-    float* tile = reinterpret_cast<float*>(per_thread + pt_bytes * tid);
-    float m = 0;
+    auto* tile = reinterpret_cast<int32_t*>(per_thread + pt_bytes * tid);
+    RowBounds bounds(H);
     for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock) {
       const int64_t t1 = std::min(t_e, t0 + kTokenBlock);
-      GemmTile(kt, w1, xcols, t0, t1, 0, H, reinterpret_cast<int32_t*>(tile), H);
-      m = std::max(m, ConvertTile(kt, tile, H, t1 - t0, 0, H, c1, b1));
+      GemmTile(kt, w1, xcols, t0, t1, 0, H, tile, H);
+      bounds.Fold(kt, tile, t1 - t0, H);
     }
-    g1max.Update(m);
+    g1max.Update(bounds.AbsMax(kt, c1, b1));
   });
   const float g1 = g1max.Get();
   const float inv1 = InvScale(g1);
   const float c2 = w2.scale * OutScale(g1);
 
-  // Pass B: recompute y1 per chunk, requantize (ReLU), multiply by W2 at once.
+  // Pass B: recompute W1's sums per chunk, requantize them (ReLU) and multiply by W2 at once.
   AtomicAbsMax g2max;
   pool.Run([&](int tid, int nth) {
     int64_t t_b, t_e;
     ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
-    float* tile = reinterpret_cast<float*>(per_thread + pt_bytes * tid);
+    auto* tile = reinterpret_cast<int32_t*>(per_thread + pt_bytes * tid);
     int8_t* q1 = reinterpret_cast<int8_t*>(per_thread + pt_bytes * tid + tile_bytes);
-    float m = 0;
+    RowBounds bounds(C);
     for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock) {
       const int64_t t1 = std::min(t_e, t0 + kTokenBlock), nt = t1 - t0;
-      GemmTile(kt, w1, xcols, t0, t1, 0, H, reinterpret_cast<int32_t*>(tile), H);
-      ConvertTileNoMax(kt, tile, H, nt, 0, H, c1, b1);  // G1 is known from pass A
-      kt.requant_f32_i8(tile, nt * H, inv1, kernels::Round::kHalfAway, q1);
-      i8s_detail::ReluI8(q1, nt * H);
-      GemmTile(kt, w2, DenseCols(q1, nt, H), 0, nt, 0, C,
-               reinterpret_cast<int32_t*>(y2 + t0 * C), C);
-      m = std::max(m, ConvertTile(kt, y2 + t0 * C, C, nt, 0, C, c2, b2));
+      GemmTile(kt, w1, xcols, t0, t1, 0, H, tile, H);
+      kt.i32_requant_i8(tile, nt, H, c1, b1, inv1, kernels::Round::kHalfAway, /*relu=*/true,
+                        q1);
+      GemmTile(kt, w2, DenseCols(q1, nt, H), 0, nt, 0, C, acc2 + t0 * C, C);
+      bounds.Fold(kt, acc2 + t0 * C, nt, C);
     }
-    g2max.Update(m);
+    g2max.Update(bounds.AbsMax(kt, c2, b2));
   });
   const float g2 = g2max.Get();
-  RequantAll(pool, y2, T * C, g2, /*relu=*/false, out->q);
+  RequantAll(pool, acc2, T, C, c2, b2, g2, /*relu=*/false, out->q);
   out->ne0 = C;
   out->ne1 = T;
   out->scale = OutScale(g2);

@@ -15,8 +15,10 @@
 // the tolerance at which tern and upstream can agree anyway (the scale conventions differ
 // in the last bit, seed 002 "Parity").
 //
-// Each op runs in two parallel regions: (1) int32 tiles from the kernel, converted in
-// place to y, per-thread absmax; (2) requantization with the global G.
+// Each op runs in two parallel regions: (1) the int32 sums from the kernel, kept, and their
+// per-row min and max, from which G follows exactly (y is monotone in acc: i8s_matmul.cc);
+// (2) y and its requantization with the global G in one fused kernel pass, so the float y
+// is never stored.
 #pragma once
 
 #include <cstddef>
@@ -28,7 +30,8 @@
 namespace tern::ops {
 
 // out{N, T} = mul_mat_add(W, x{K, T}, bias) (relu: mul_mat_add_relu). `bias` has N floats
-// (may be null). `y_scratch` holds T*N floats (4 bytes each). out->q holds T*N bytes.
+// (may be null). `y_scratch` holds T*N 4-byte values (it receives the int32 sums).
+// out->q holds T*N bytes.
 void MulMatAdd(ThreadPool& pool, const I8sMatrix& w, const float* bias, const I8sTensor& x,
                bool relu, float* y_scratch, I8sTensor* out);
 
@@ -50,7 +53,7 @@ I8sConv1d PackConv1d(const int8_t* stored, int64_t kernel, int64_t in_ch, int64_
                      float scale, int64_t stride, int64_t lp, int64_t rp);
 
 struct Conv1dScratch {
-  size_t y_bytes = 0;    // float outputs: OW*OC floats
+  size_t y_bytes = 0;    // the int32 sums: OW*OC values
   size_t col_bytes = 0;  // padded edge columns
 };
 Conv1dScratch Conv1dScratchBytes(const I8sConv1d& conv, int64_t in_len);

@@ -30,6 +30,29 @@ void I32AffineF32(const int32_t* acc, int64_t n, float c, const float* bias, flo
   scalar::I32AffineF32(acc + i, n - i, c, bias ? bias + i : nullptr, out + i);
 }
 
+void I32MinMax(const int32_t* x, int64_t rows, int64_t n, int64_t ld, int32_t* mn, int32_t* mx) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i lo[4], hi[4];
+    for (int u = 0; u < 4; ++u) {
+      lo[u] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mn + i + 8 * u));
+      hi[u] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mx + i + 8 * u));
+    }
+    for (int64_t j = 0; j < rows; ++j)
+      for (int u = 0; u < 4; ++u) {
+        const __m256i v =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + j * ld + i + 8 * u));
+        lo[u] = _mm256_min_epi32(lo[u], v);
+        hi[u] = _mm256_max_epi32(hi[u], v);
+      }
+    for (int u = 0; u < 4; ++u) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(mn + i + 8 * u), lo[u]);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(mx + i + 8 * u), hi[u]);
+    }
+  }
+  if (i < n) scalar::I32MinMax(x + i, rows, n - i, ld, mn + i, mx + i);
+}
+
 void I8ToF32(const int8_t* q, int64_t n, float* out) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, LoadI8(q + i));

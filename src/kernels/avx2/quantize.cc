@@ -97,12 +97,15 @@ inline __m256i RoundToI32(__m256 v) {
   }
 }
 
-template <Round kMode>
-void Requant(const float* x, int64_t n, float inv, int8_t* q) {
+// Requantizes n values that src(i, count) yields 8 at a time (lanes past count zero),
+// clamping to [lo, 127]: lo = 0 is the ReLU of the rounded value (rounding is monotone and
+// maps [-0.5, 0] to 0 in both modes).
+template <Round kMode, typename Src>
+void Requant(int64_t n, float inv, float lo_clamp, Src src, int8_t* q) {
   const __m256 vinv = _mm256_set1_ps(inv);
-  const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
-  auto round8 = [&](__m256 v) {
-    v = _mm256_mul_ps(v, vinv);
+  const __m256 lo = _mm256_set1_ps(lo_clamp), hi = _mm256_set1_ps(127.0f);
+  auto round8 = [&](int64_t i, int64_t count) {
+    const __m256 v = _mm256_mul_ps(src(i, count), vinv);
     return RoundToI32<kMode>(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
   };
   // 32 values per step: the saturating packs (exact, |q| <= 127) leave dword 4L + s holding
@@ -110,21 +113,55 @@ void Requant(const float* x, int64_t n, float inv, int8_t* q) {
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    const __m256i a = round8(_mm256_loadu_ps(x + i)), b = round8(_mm256_loadu_ps(x + i + 8));
-    const __m256i c = round8(_mm256_loadu_ps(x + i + 16));
-    const __m256i d = round8(_mm256_loadu_ps(x + i + 24));
+    const __m256i a = round8(i, 8), b = round8(i + 8, 8);
+    const __m256i c = round8(i + 16, 8), d = round8(i + 24, 8);
     const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i),
                         _mm256_permutevar8x32_epi32(packed, order));
   }
-  for (; i < n; i += 8) Store8(round8(Load8(x + i, n - i)), q + i, n - i);
+  for (; i < n; i += 8) Store8(round8(i, n - i), q + i, n - i);
+}
+
+template <Round kMode>
+void RequantF32(const float* x, int64_t n, float inv, int8_t* q) {
+  Requant<kMode>(n, inv, -127.0f, [x](int64_t i, int64_t count) { return Load8(x + i, count); },
+                 q);
+}
+
+inline __m256i LoadI32x8(const int32_t* x, int64_t count) {
+  if (count >= 8) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+  int32_t tmp[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::memcpy(tmp, x, static_cast<size_t>(count) * sizeof(int32_t));
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tmp));
+}
+
+// The fused epilogue: y as I32AffineF32 (elementwise.cc) computes it.
+template <Round kMode>
+void RequantI32(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,
+                float inv, bool relu, int8_t* q) {
+  const __m256 vc = _mm256_set1_ps(c);
+  const float lo = relu ? 0.0f : -127.0f;
+  for (int64_t j = 0; j < rows; ++j) {
+    const int32_t* a = acc + j * n;
+    Requant<kMode>(n, inv, lo, [&](int64_t i, int64_t count) {
+      const __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(LoadI32x8(a + i, count)), vc);
+      return bias ? _mm256_add_ps(y, Load8(bias + i, count)) : y;
+    }, q + j * n);
+  }
 }
 
 }  // namespace
 
 // q = round(clamp(x * inv, -127, 127)), half-even by vcvtps2dq or half-away as above.
 void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q) {
-  (mode == Round::kHalfEven ? Requant<Round::kHalfEven> : Requant<Round::kHalfAway>)(x, n, inv, q);
+  (mode == Round::kHalfEven ? RequantF32<Round::kHalfEven> : RequantF32<Round::kHalfAway>)(
+      x, n, inv, q);
+}
+
+void I32RequantI8(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,
+                  float inv, Round mode, bool relu, int8_t* q) {
+  (mode == Round::kHalfEven ? RequantI32<Round::kHalfEven> : RequantI32<Round::kHalfAway>)(
+      acc, rows, n, c, bias, inv, relu, q);
 }
 
 }  // namespace tern::kernels::avx2

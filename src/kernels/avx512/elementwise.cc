@@ -27,6 +27,39 @@ void I32AffineF32(const int32_t* acc, int64_t n, float c, const float* bias, flo
   }
 }
 
+// Four column vectors per pass over the rows: four independent min/max chains.
+void I32MinMax(const int32_t* x, int64_t rows, int64_t n, int64_t ld, int32_t* mn, int32_t* mx) {
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    __m512i lo[4], hi[4];
+    for (int u = 0; u < 4; ++u) {
+      lo[u] = _mm512_loadu_si512(mn + i + 16 * u);
+      hi[u] = _mm512_loadu_si512(mx + i + 16 * u);
+    }
+    for (int64_t j = 0; j < rows; ++j)
+      for (int u = 0; u < 4; ++u) {
+        const __m512i v = _mm512_loadu_si512(x + j * ld + i + 16 * u);
+        lo[u] = _mm512_min_epi32(lo[u], v);
+        hi[u] = _mm512_max_epi32(hi[u], v);
+      }
+    for (int u = 0; u < 4; ++u) {
+      _mm512_storeu_si512(mn + i + 16 * u, lo[u]);
+      _mm512_storeu_si512(mx + i + 16 * u, hi[u]);
+    }
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 m = TailMask(n - i);
+    __m512i lo = _mm512_maskz_loadu_epi32(m, mn + i), hi = _mm512_maskz_loadu_epi32(m, mx + i);
+    for (int64_t j = 0; j < rows; ++j) {
+      const __m512i v = _mm512_maskz_loadu_epi32(m, x + j * ld + i);
+      lo = _mm512_min_epi32(lo, v);
+      hi = _mm512_max_epi32(hi, v);
+    }
+    _mm512_mask_storeu_epi32(mn + i, m, lo);
+    _mm512_mask_storeu_epi32(mx + i, m, hi);
+  }
+}
+
 void I8ToF32(const int8_t* q, int64_t n, float* out) {
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = TailMask(n - i);

@@ -70,12 +70,15 @@ inline __m512i RoundToI32(__m512 v) {
   }
 }
 
-template <Round kMode>
-void Requant(const float* x, int64_t n, float inv, int8_t* q) {
+// Requantizes n values that src(i, mask) yields 16 at a time (masked lanes zero), clamping
+// to [lo, 127]: lo = 0 is the ReLU of the rounded value (rounding is monotone and maps
+// [-0.5, 0] to 0 in both modes).
+template <Round kMode, typename Src>
+void Requant(int64_t n, float inv, float lo_clamp, Src src, int8_t* q) {
   const __m512 vinv = _mm512_set1_ps(inv);
-  const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
-  auto round16 = [&](const float* p, __mmask16 m) {
-    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, p), vinv);
+  const __m512 lo = _mm512_set1_ps(lo_clamp), hi = _mm512_set1_ps(127.0f);
+  auto round16 = [&](int64_t i, __mmask16 m) {
+    const __m512 v = _mm512_mul_ps(src(i, m), vinv);
     return RoundToI32<kMode>(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
   };
   // 64 values per step: two saturating packs (exact, |q| <= 127) leave dword 4L + s holding
@@ -83,14 +86,43 @@ void Requant(const float* x, int64_t n, float inv, int8_t* q) {
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   int64_t i = 0;
   for (; i + 64 <= n; i += 64) {
-    const __m512i a = round16(x + i, 0xffff), b = round16(x + i + 16, 0xffff);
-    const __m512i c = round16(x + i + 32, 0xffff), d = round16(x + i + 48, 0xffff);
+    const __m512i a = round16(i, 0xffff), b = round16(i + 16, 0xffff);
+    const __m512i c = round16(i + 32, 0xffff), d = round16(i + 48, 0xffff);
     const __m512i packed = _mm512_packs_epi16(_mm512_packs_epi32(a, b), _mm512_packs_epi32(c, d));
     _mm512_storeu_si512(q + i, _mm512_permutexvar_epi32(order, packed));
   }
   for (; i < n; i += 16) {
     const __mmask16 m = TailMask(n - i);
-    _mm_mask_storeu_epi8(q + i, m, _mm512_cvtepi32_epi8(round16(x + i, m)));
+    _mm_mask_storeu_epi8(q + i, m, _mm512_cvtepi32_epi8(round16(i, m)));
+  }
+}
+
+template <Round kMode>
+void RequantF32(const float* x, int64_t n, float inv, int8_t* q) {
+  Requant<kMode>(n, inv, -127.0f, [x](int64_t i, __mmask16 m) {
+    return _mm512_maskz_loadu_ps(m, x + i);
+  }, q);
+}
+
+// One row of the fused epilogue: y as I32AffineF32 (elementwise.cc) computes it.
+template <Round kMode, bool kBias>
+void RequantI32Row(const int32_t* acc, int64_t n, float c, const float* bias, float inv,
+                   float lo, int8_t* q) {
+  const __m512 vc = _mm512_set1_ps(c);
+  Requant<kMode>(n, inv, lo, [&](int64_t i, __mmask16 m) {
+    const __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(m, acc + i)), vc);
+    if constexpr (kBias) return _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, bias + i));
+    return y;
+  }, q);
+}
+
+template <Round kMode>
+void RequantI32(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,
+                float inv, bool relu, int8_t* q) {
+  const float lo = relu ? 0.0f : -127.0f;
+  for (int64_t j = 0; j < rows; ++j) {
+    if (bias) RequantI32Row<kMode, true>(acc + j * n, n, c, bias, inv, lo, q + j * n);
+    else RequantI32Row<kMode, false>(acc + j * n, n, c, bias, inv, lo, q + j * n);
   }
 }
 
@@ -98,7 +130,14 @@ void Requant(const float* x, int64_t n, float inv, int8_t* q) {
 
 // q = round(clamp(x * inv, -127, 127)), half-even by vcvtps2dq or half-away as above.
 void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q) {
-  (mode == Round::kHalfEven ? Requant<Round::kHalfEven> : Requant<Round::kHalfAway>)(x, n, inv, q);
+  (mode == Round::kHalfEven ? RequantF32<Round::kHalfEven> : RequantF32<Round::kHalfAway>)(
+      x, n, inv, q);
+}
+
+void I32RequantI8(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,
+                  float inv, Round mode, bool relu, int8_t* q) {
+  (mode == Round::kHalfEven ? RequantI32<Round::kHalfEven> : RequantI32<Round::kHalfAway>)(
+      acc, rows, n, c, bias, inv, relu, q);
 }
 
 }  // namespace tern::kernels::avx512

@@ -50,4 +50,30 @@ void Dw8F32(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t n,
   }
 }
 
+// By definition: the two entries in sequence, then ReLU on the int8 results.
+void I32RequantI8(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,
+                  float inv, Round mode, bool relu, int8_t* q) {
+  constexpr int64_t kChunk = 256;
+  float y[kChunk];
+  for (int64_t j = 0; j < rows; ++j) {
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t len = n - i < kChunk ? n - i : kChunk;
+      I32AffineF32(acc + j * n + i, len, c, bias ? bias + i : nullptr, y);
+      int8_t* qi = q + j * n + i;
+      RequantF32I8(y, len, inv, mode, qi);
+      if (relu)
+        for (int64_t k = 0; k < len; ++k) qi[k] = qi[k] < 0 ? int8_t{0} : qi[k];
+    }
+  }
+}
+
+void I32MinMax(const int32_t* x, int64_t rows, int64_t n, int64_t ld, int32_t* mn, int32_t* mx) {
+  for (int64_t j = 0; j < rows; ++j)
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t v = x[j * ld + i];
+      mn[i] = v < mn[i] ? v : mn[i];
+      mx[i] = v > mx[i] ? v : mx[i];
+    }
+}
+
 }  // namespace tern::kernels::scalar
