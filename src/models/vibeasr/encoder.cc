@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
@@ -279,18 +280,21 @@ Result<Features> Encoder::RunBranchIn(Branch which, const float* samples, size_t
     for (size_t b = 0; b < st.blocks.size(); ++b) {
       const BlockModel& bm = st.blocks[b];
       const std::string bp = sp + ".b" + std::to_string(b);
-      ops::RmsNormScaled(pool, x, bm.norm, kNormEps, rows, &h, yf);
+      // RMSNorm and add_scaled recompute their few flops per value in the second pass
+      // (null scratch) rather than store floats: at stages 0-2 (10 MB of floats per op)
+      // that halves them; the depthwise conv does 8 products per value and keeps its floats.
+      ops::RmsNormScaled(pool, x, bm.norm, kNormEps, rows, &h, nullptr);
       emit(bp + ".norm", h);
       ops::DepthwiseConvAdd(pool, bm.mixer, bm.mixer_b, h, &d, yf);
       emit(bp + ".mixer", d);
-      ops::AddScaled(pool, d, x, bm.gamma, &x, yf);
+      ops::AddScaled(pool, d, x, bm.gamma, &x, nullptr);
       emit(bp + ".mixer_res", x);
-      ops::RmsNormScaled(pool, x, bm.ffn_norm, kNormEps, rows, &h, yf);
+      ops::RmsNormScaled(pool, x, bm.ffn_norm, kNormEps, rows, &h, nullptr);
       emit(bp + ".ffn_norm", h);
       ops::MlpReluI8s(pool, bm.fc1, bm.fc1_b, bm.fc2, bm.fc2_b, h, MlpBudget(h.ne0), scratch,
                       plan.scratch, &d);
       emit(bp + ".ffn", d);
-      ops::AddScaled(pool, d, x, bm.ffn_gamma, &x, yf);
+      ops::AddScaled(pool, d, x, bm.ffn_gamma, &x, nullptr);
       emit(bp + ".ffn_res", x);
     }
     lap(sp);
@@ -321,15 +325,44 @@ Result<Features> Encoder::RunBranchIn(Branch which, const float* samples, size_t
 
 Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
                               EncoderTimings* timings) const {
-  // One buffer for both branches (sized for the larger), faulted in once.
-  Workspace ws;
-  const size_t bytes = std::max(PlanBytes(MakePlan(*branches_[0], n, pool.size())),
-                                PlanBytes(MakePlan(*branches_[1], n, pool.size())));
-  if (n > 0) TERN_RETURN_IF_ERROR(Reserve(&ws, bytes, n));
-  TERN_ASSIGN_OR_RETURN(Features a, RunBranchIn(Branch::kAcoustic, samples, n, pool, nullptr,
-                                                timings, &ws));
-  TERN_ASSIGN_OR_RETURN(Features s, RunBranchIn(Branch::kSemantic, samples, n, pool, nullptr,
-                                                timings, &ws));
+  if (samples == nullptr || n == 0)
+    return InvalidArgumentError("encoder: empty audio (0 samples)");
+  // With two or more threads the branches run at the same time, each on its own share of
+  // the threads: they are independent until the final sum, and two single-thread branches
+  // never wait for each other, where one branch on two threads meets a barrier after every
+  // op (measured at 2 threads: see README, Benchmarks). Each needs its own buffers, so this
+  // is done only while both fit kParallelBudget; longer clips run the branches in turn on
+  // all threads, in one buffer sized for the larger.
+  const int nth = pool.size();
+  const int share[2] = {(nth + 1) / 2, nth / 2};
+  const size_t both = PlanBytes(MakePlan(*branches_[0], n, share[0])) +
+                      PlanBytes(MakePlan(*branches_[1], n, share[1]));
+  std::optional<Result<Features>> out[2];
+  EncoderTimings bt[2];
+  if (nth >= 2 && both <= kParallelBudget) {
+    pool.Run([&](int tid, int) {
+      if (tid > 1) return;
+      ThreadPool sub(share[tid]);
+      Workspace ws;
+      out[tid] = RunBranchIn(static_cast<Branch>(tid), samples, n, sub, nullptr, &bt[tid], &ws);
+    });
+  } else {
+    Workspace ws;
+    const size_t bytes = std::max(PlanBytes(MakePlan(*branches_[0], n, nth)),
+                                  PlanBytes(MakePlan(*branches_[1], n, nth)));
+    TERN_RETURN_IF_ERROR(Reserve(&ws, bytes, n));
+    for (int b = 0; b < 2; ++b)
+      out[b] = RunBranchIn(static_cast<Branch>(b), samples, n, pool, nullptr, &bt[b], &ws);
+  }
+  for (int b = 0; b < 2; ++b) TERN_RETURN_IF_ERROR(out[b]->status());
+  if (timings) {
+    timings->acoustic_ms += bt[0].acoustic_ms;
+    timings->semantic_ms += bt[1].semantic_ms;
+    for (const EncoderTimings& t : bt)
+      timings->stages.insert(timings->stages.end(), t.stages.begin(), t.stages.end());
+  }
+  Features a = std::move(*out[0]).value();
+  const Features& s = out[1]->value();
   TERN_CHECK(a.hidden == s.hidden);
   // Upstream feeds min(acoustic, semantic) frames (spec 3.7); equal with equal strides.
   a.frames = std::min(a.frames, s.frames);

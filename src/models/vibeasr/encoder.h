@@ -78,6 +78,11 @@ class Encoder {
   // FFN activations larger than this are recomputed rather than stored (ops::MlpReluI8s).
   static constexpr size_t kMlpStoreBudget = size_t{64} << 20;
 
+  // With 2+ threads Run gives each branch half of them and runs the two at once, while
+  // both branches' buffers together stay within this (a 3.5 s clip needs ~25 MB, 20 s
+  // ~230 MB; 60 s runs the branches in turn).
+  static constexpr size_t kParallelBudget = size_t{400} << 20;
+
   ~Encoder();
 
  struct BranchModel;  // the packed weights of one branch (encoder.cc)
