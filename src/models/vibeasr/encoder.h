@@ -11,9 +11,10 @@
 //   y = fc2(rms_norm(fc1(x), 1e-5))    the connector (1e-5, not the file's 1e-6: spec 3.6)
 //   features = dequant(acoustic) + dequant(semantic)      float, frames x hidden, row-major
 //
-// Memory: one branch at a time, stage by stage, in three int8 ping-pong buffers plus one
-// scratch region, all sized from the geometry and the clip length before the run (linear in
-// the length); no graph is kept. FFN hidden activations are recomputed instead of stored
+// Memory: one branch at a time (with 2+ threads and a clip below ~34 s, the two branches at
+// once, each in its own buffers: kParallelBudget), stage by stage, in three int8 ping-pong
+// buffers plus one scratch region, all sized from the geometry and the clip length before
+// the run (linear in the length); no graph is kept. FFN hidden activations are recomputed instead of stored
 // unless small (ops::MlpReluI8s). Measured at the full geometry: the packed weights are
 // resident once (~718 MB peak RSS after Load); a 60 s clip adds ~312 MB (peak 1030 MB),
 // a 20 s clip ~112 MB.
@@ -79,8 +80,9 @@ class Encoder {
   static constexpr size_t kMlpStoreBudget = size_t{64} << 20;
 
   // With 2+ threads Run gives each branch half of them and runs the two at once, while
-  // both branches' buffers together stay within this (a 3.5 s clip needs ~25 MB, 20 s
-  // ~230 MB; 60 s runs the branches in turn).
+  // both branches' buffers together stay within this (measured at the full geometry: a
+  // 3.5 s clip needs 77 MB, 20 s 232 MB; from ~34 s on the branches run in turn, so a 60 s
+  // clip keeps the sequential figure above).
   static constexpr size_t kParallelBudget = size_t{400} << 20;
 
   ~Encoder();
