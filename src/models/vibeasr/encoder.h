@@ -14,10 +14,10 @@
 // Memory: one branch at a time (with 2+ threads and a clip below ~34 s, the two branches at
 // once, each in its own buffers: kParallelBudget), stage by stage, in three int8 ping-pong
 // buffers plus one scratch region, all sized from the geometry and the clip length before
-// the run (linear in the length); no graph is kept. FFN hidden activations are recomputed instead of stored
-// unless small (ops::MlpReluI8s). Measured at the full geometry: the packed weights are
-// resident once (~718 MB peak RSS after Load); a 60 s clip adds ~312 MB (peak 1030 MB),
-// a 20 s clip ~112 MB.
+// the run (linear in the length); no graph is kept. FFN hidden activations are recomputed
+// instead of stored unless small (ops::MlpReluI8s). Measured at the full geometry: the
+// packed weights are resident once (~718 MB peak RSS after Load); a 60 s clip adds ~312 MB
+// (peak 1030 MB; 1043 MB on 2026-12-01), a 20 s clip ~112 MB.
 //
 // The Encoder is immutable after Load; Run may be called from several threads at once, each
 // with its own pool. Results are byte-identical for any thread count.
