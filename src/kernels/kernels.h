@@ -136,16 +136,21 @@ struct KernelTable {
   void (*i32_affine_f32)(const int32_t* acc, int64_t n, float c, const float* bias, float* out);
   // out[i] = (float)q[i].
   void (*i8_to_f32)(const int8_t* q, int64_t n, float* out);
-  // out[i] = ((float)a[i] * sa) * g[i] + (float)b[i] * sb   (add_scaled; g null: a*sa + b*sb).
+  // The next three work on `rows` rows at once (one call per tile, not per row: at C = 32 a
+  // call per row cost as much as the arithmetic). Rows of a, b, q and out are n apart.
+  // out[j][i] = ((float)a[j][i] * sa) * g[i] + (float)b[j][i] * sb   (add_scaled; g null:
+  // a*sa + b*sb).
   void (*i8_add_scaled_f32)(const int8_t* a, float sa, const float* g, const int8_t* b,
-                            float sb, int64_t n, float* out);
-  // out[i] = ((float)q[i] * s) * g[i]   (rms_norm_scaled with the row's factor s).
-  void (*i8_scale_mul_f32)(const int8_t* q, float s, const float* g, int64_t n, float* out);
-  // Depthwise conv, 8 taps (the published mixer): with x_t = x + t*ldx, w_t = w + t*ldw,
-  //   out[j] = ((((w_0 x_0 + w_1 x_1) + (w_2 x_2 + w_3 x_3)) +
-  //             ((w_4 x_4 + w_5 x_5) + (w_6 x_6 + w_7 x_7))) * c) + bias[j].
-  void (*dw8_f32)(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t n, float c,
-                  const float* bias, float* out);
+                            float sb, int64_t rows, int64_t n, float* out);
+  // out[j][i] = ((float)q[j][i] * s[j]) * g[i]   (rms_norm_scaled, row j's factor s[j]).
+  void (*i8_scale_mul_f32)(const int8_t* q, int64_t rows, int64_t n, const float* s,
+                           const float* g, float* out);
+  // Depthwise conv, 8 taps (the published mixer): output row j < rows at out + j*ldo, with
+  // x_t = x + (j + t)*ldx (consecutive outputs, consecutive input rows), w_t = w + t*ldw,
+  //   out[i] = ((((w_0 x_0 + w_1 x_1) + (w_2 x_2 + w_3 x_3)) +
+  //             ((w_4 x_4 + w_5 x_5) + (w_6 x_6 + w_7 x_7))) * c) + bias[i].
+  void (*dw8_f32)(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t rows,
+                  int64_t n, float c, const float* bias, float* out, int64_t ldo);
 };
 
 // The table for the ISA chosen once for this process: TERN_ISA if set (an unavailable or

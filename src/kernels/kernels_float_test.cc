@@ -249,35 +249,42 @@ TEST(EncoderFills, SimdMatchesOracleBitExact) {
           EXPECT_TRUE(same(want.data(), io, n));
         }
       }
-      {  // i8_to_f32, i8_scale_mul_f32, i8_add_scaled_f32
-        Guarded<int8_t> a(un), b(un);
+      {  // i8_to_f32; i8_scale_mul_f32 and i8_add_scaled_f32 on one row and on three
+        const size_t all = 3 * un;
+        Guarded<int8_t> a(all), b(all);
         int8s(a);
         int8s(b);
-        Guarded<float> g(un);
+        Guarded<float> g(un), rs(3), want3(all), got3(all);
         floats(g, 1.5f);
+        floats(rs, 0.8f);
         o.i8_to_f32(a.data(), n, want.data());
         t->i8_to_f32(a.data(), n, got.data());
         EXPECT_TRUE(same(want.data(), got.data(), n));
-        o.i8_scale_mul_f32(a.data(), s, g.data(), n, want.data());
-        t->i8_scale_mul_f32(a.data(), s, g.data(), n, got.data());
-        EXPECT_TRUE(same(want.data(), got.data(), n));
-        for (const float* gp : {static_cast<const float*>(g.data()), (const float*)nullptr}) {
-          o.i8_add_scaled_f32(a.data(), s, gp, b.data(), c, n, want.data());
-          t->i8_add_scaled_f32(a.data(), s, gp, b.data(), c, n, got.data());
-          EXPECT_TRUE(same(want.data(), got.data(), n));
+        for (int64_t rows : {1, 3}) {
+          o.i8_scale_mul_f32(a.data(), rows, n, rs.data(), g.data(), want3.data());
+          t->i8_scale_mul_f32(a.data(), rows, n, rs.data(), g.data(), got3.data());
+          EXPECT_TRUE(same(want3.data(), got3.data(), rows * n)) << rows << " rows";
+          for (const float* gp : {static_cast<const float*>(g.data()), (const float*)nullptr}) {
+            o.i8_add_scaled_f32(a.data(), s, gp, b.data(), c, rows, n, want3.data());
+            t->i8_add_scaled_f32(a.data(), s, gp, b.data(), c, rows, n, got3.data());
+            EXPECT_TRUE(same(want3.data(), got3.data(), rows * n)) << rows << " rows";
+          }
         }
       }
-      {  // dw8_f32: 8 tap rows of x (stride ldx) and w (stride ldw, wider than n)
-        const int64_t ldx = n + 3, ldw = n + 5;
-        Guarded<float> x(static_cast<size_t>(7 * ldx + n + 1)),
+      {  // dw8_f32: 3 output rows (stride ldo) from 10 rows of x (stride ldx), w (stride ldw)
+        const int64_t ldx = n + 3, ldw = n + 5, ldo = n + 2, rows = 3;
+        Guarded<float> x(static_cast<size_t>((rows + 6) * ldx + n + 1)),
             w(static_cast<size_t>(7 * ldw + n + 1)), bias(un);
+        Guarded<float> want_dw(static_cast<size_t>((rows - 1) * ldo + n + 1)),
+            got_dw(want_dw.n);
         floats(x, 40.0f);
         floats(w, 30.0f);
         floats(bias, 2.0f);
         for (const float* b : {static_cast<const float*>(bias.data()), (const float*)nullptr}) {
-          o.dw8_f32(x.data(), ldx, w.data(), ldw, n, c, b, want.data());
-          t->dw8_f32(x.data(), ldx, w.data(), ldw, n, c, b, got.data());
-          EXPECT_TRUE(same(want.data(), got.data(), n));
+          for (size_t i = 0; i < want_dw.n; ++i) want_dw[i] = got_dw[i] = 0.0f;  // the gaps
+          o.dw8_f32(x.data(), ldx, w.data(), ldw, rows, n, c, b, want_dw.data(), ldo);
+          t->dw8_f32(x.data(), ldx, w.data(), ldw, rows, n, c, b, got_dw.data(), ldo);
+          EXPECT_TRUE(same(want_dw.data(), got_dw.data(), (rows - 1) * ldo + n));
         }
       }
     }
@@ -361,24 +368,28 @@ TEST(EncoderFills, OracleComputesTheSpecExpressions) {
   const int8_t a[3] = {-127, 3, 100}, b[3] = {5, -6, 127};
   const float g[3] = {0.5f, 2.0f, -1.0f};
   float out[3];
-  o.i8_add_scaled_f32(a, 0.25f, g, b, 2.0f, 3, out);  // (a*0.25)*g + b*2
+  o.i8_add_scaled_f32(a, 0.25f, g, b, 2.0f, 1, 3, out);  // (a*0.25)*g + b*2
   EXPECT_EQ(out[0], -127 * 0.25f * 0.5f + 10.0f);
   EXPECT_EQ(out[1], 3 * 0.25f * 2.0f - 12.0f);
   EXPECT_EQ(out[2], -25.0f + 254.0f);
-  o.i8_scale_mul_f32(a, 0.5f, g, 3, out);
+  const float rs[3] = {0.5f, 4.0f, 1.0f};
+  o.i8_scale_mul_f32(a, 1, 3, rs, g, out);  // one row: factor rs[0] throughout
   EXPECT_EQ(out[2], -50.0f);
+  o.i8_scale_mul_f32(a, 3, 1, rs, g, out);  // three rows of one: factor rs[j], gamma g[0]
+  EXPECT_EQ(out[0], -127 * 0.5f * 0.5f);
+  EXPECT_EQ(out[1], 3 * 4.0f * 0.5f);
+  EXPECT_EQ(out[2], 100 * 1.0f * 0.5f);
   const int32_t acc[2] = {-8, 1000};
   const float bias[2] = {1.0f, -2.0f};
   o.i32_affine_f32(acc, 2, 0.25f, bias, out);
   EXPECT_EQ(out[0], -1.0f);
   EXPECT_EQ(out[1], 248.0f);
-  float x[8], w[8];
-  for (int t = 0; t < 8; ++t) {
-    x[t] = static_cast<float>(t + 1);
-    w[t] = 1.0f;
-  }
-  o.dw8_f32(x, 1, w, 1, 1, 2.0f, bias, out);  // (1 + ... + 8) * 2 + 1
+  float x[9], w[8];
+  for (int t = 0; t < 9; ++t) x[t] = static_cast<float>(t + 1);
+  for (int t = 0; t < 8; ++t) w[t] = 1.0f;
+  o.dw8_f32(x, 1, w, 1, 2, 1, 2.0f, bias, out, 1);  // (1 + ... + 8) * 2 + 1, then 2..9
   EXPECT_EQ(out[0], 73.0f);
+  EXPECT_EQ(out[1], 89.0f);
 }
 
 }  // namespace

@@ -101,9 +101,9 @@ void RmsNormScaled(ThreadPool& pool, const I8sTensor& x, const float* gamma, flo
   };
   const kernels::KernelTable& kt = kernels::Kernels();
   auto fill = [&](float* dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    for (int64_t r = r0; r < r1; ++r)  // ((float)q * rr) * gamma
-      kt.i8_scale_mul_f32(x.q + r * C + c0, row_scratch[r], gamma + c0, c1 - c0,
-                          dst + (r - r0) * ld);
+    TERN_CHECK(r1 - r0 == 1 || (c0 == 0 && c1 == C && ld == C));  // whole rows, or one
+    // ((float)q * rr) * gamma
+    kt.i8_scale_mul_f32(x.q + r0 * C + c0, r1 - r0, c1 - c0, row_scratch + r0, gamma + c0, dst);
   };
   const float g = TwoPass(pool, T, C, C, RowTiles(C), fill, prepass, y_scratch,
                           kernels::Round::kHalfEven, out->q);
@@ -119,9 +119,10 @@ void AddScaled(ThreadPool& pool, const I8sTensor& a, const I8sTensor& b, const f
   const float sa = a.scale, sb = b.scale;
   const kernels::KernelTable& kt = kernels::Kernels();
   auto fill = [&](float* dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    for (int64_t r = r0; r < r1; ++r)  // (a * sa) * gamma + b * sb
-      kt.i8_add_scaled_f32(a.q + r * C + c0, sa, gamma ? gamma + c0 : nullptr, b.q + r * C + c0,
-                           sb, c1 - c0, dst + (r - r0) * ld);
+    TERN_CHECK(r1 - r0 == 1 || (c0 == 0 && c1 == C && ld == C));  // whole rows, or one
+    // (a * sa) * gamma + b * sb
+    kt.i8_add_scaled_f32(a.q + r0 * C + c0, sa, gamma ? gamma + c0 : nullptr, b.q + r0 * C + c0,
+                         sb, r1 - r0, c1 - c0, dst);
   };
   const float g = TwoPass(pool, T, C, C, RowTiles(C), fill, NoPrepass(), y_scratch,
                           kernels::Round::kHalfEven, out->q);
@@ -157,23 +158,22 @@ void DepthwiseTile(const I8sDepthwise& w, const float* bias, const I8sTensor& x,
   const int64_t C = w.channels, K = w.kernel, nc = c1 - c0;
   const int64_t in0 = r0 - (K - 1);  // first input row (may be negative: zero padding)
   alignas(64) float xf[kTileFloats + (kMaxDepthwiseKernel - 1) * kDwChunk];
-  for (int64_t i = in0; i < r1; ++i) {
-    float* d = xf + (i - in0) * nc;
-    if (i < 0) {
-      std::fill(d, d + nc, 0.0f);
-    } else {
-      kt.i8_to_f32(x.q + i * C + c0, nc, d);
-    }
+  const int64_t first = std::max<int64_t>(in0, 0);  // rows before it are the zero padding
+  std::fill(xf, xf + (first - in0) * nc, 0.0f);
+  if (nc == C) {  // whole rows: contiguous in x, one conversion
+    kt.i8_to_f32(x.q + first * C, (r1 - first) * C, xf + (first - in0) * nc);
+  } else {
+    for (int64_t i = first; i < r1; ++i) kt.i8_to_f32(x.q + i * C + c0, nc, xf + (i - in0) * nc);
   }
   const float* wv = w.w.data() + c0;
   const float* b = bias ? bias + c0 : nullptr;
+  if (K == 8) {  // the published mixer: all taps in one pass, the sums stay in registers
+    kt.dw8_f32(xf, nc, wv, C, r1 - r0, nc, c, b, dst, ld);  // output t reads rows t..t+7
+    return;
+  }
   for (int64_t t = r0; t < r1; ++t) {
     float* o = dst + (t - r0) * ld;
     const float* xt = xf + (t - (K - 1) - in0) * nc;  // tap k reads row xt + k*nc
-    if (K == 8) {  // the published mixer: all taps in one pass, the sum stays in registers
-      kt.dw8_f32(xt, nc, wv, C, nc, c, b, o);
-      continue;
-    }
     std::fill(o, o + nc, 0.0f);
     for (int64_t k = 0; k < K; ++k) {
       const float* wk = wv + k * C;

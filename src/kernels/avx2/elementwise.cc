@@ -60,41 +60,52 @@ void I8ToF32(const int8_t* q, int64_t n, float* out) {
 }
 
 void I8AddScaledF32(const int8_t* a, float sa, const float* g, const int8_t* b, float sb,
-                    int64_t n, float* out) {
+                    int64_t rows, int64_t n, float* out) {
   const __m256 va = _mm256_set1_ps(sa), vb = _mm256_set1_ps(sb);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 x = _mm256_mul_ps(LoadI8(a + i), va);
-    if (g) x = _mm256_mul_ps(x, _mm256_loadu_ps(g + i));
-    _mm256_storeu_ps(out + i, _mm256_add_ps(x, _mm256_mul_ps(LoadI8(b + i), vb)));
+  if (!g) {  // no per-channel factor: the rows are one contiguous run
+    n *= rows;
+    rows = 1;
   }
-  scalar::I8AddScaledF32(a + i, sa, g ? g + i : nullptr, b + i, sb, n - i, out + i);
+  for (int64_t j = 0; j < rows; ++j, a += n, b += n, out += n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      __m256 x = _mm256_mul_ps(LoadI8(a + i), va);
+      if (g) x = _mm256_mul_ps(x, _mm256_loadu_ps(g + i));
+      _mm256_storeu_ps(out + i, _mm256_add_ps(x, _mm256_mul_ps(LoadI8(b + i), vb)));
+    }
+    scalar::I8AddScaledF32(a + i, sa, g ? g + i : nullptr, b + i, sb, 1, n - i, out + i);
+  }
 }
 
-void I8ScaleMulF32(const int8_t* q, float s, const float* g, int64_t n, float* out) {
-  const __m256 vs = _mm256_set1_ps(s);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_mul_ps(LoadI8(q + i), vs),
-                                            _mm256_loadu_ps(g + i)));
-  scalar::I8ScaleMulF32(q + i, s, g + i, n - i, out + i);
+void I8ScaleMulF32(const int8_t* q, int64_t rows, int64_t n, const float* s, const float* g,
+                   float* out) {
+  for (int64_t j = 0; j < rows; ++j, q += n, out += n) {
+    const __m256 vs = _mm256_set1_ps(s[j]);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_mul_ps(LoadI8(q + i), vs),
+                                              _mm256_loadu_ps(g + i)));
+    scalar::I8ScaleMulF32(q + i, 1, n - i, s + j, g + i, out + i);
+  }
 }
 
-void Dw8F32(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t n, float c,
-            const float* bias, float* out) {
+void Dw8F32(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t rows, int64_t n,
+            float c, const float* bias, float* out, int64_t ldo) {
   const __m256 vc = _mm256_set1_ps(c);
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    __m256 p[8];
-    for (int t = 0; t < 8; ++t)
-      p[t] = _mm256_mul_ps(_mm256_loadu_ps(w + t * ldw + j), _mm256_loadu_ps(x + t * ldx + j));
-    const __m256 lo = _mm256_add_ps(_mm256_add_ps(p[0], p[1]), _mm256_add_ps(p[2], p[3]));
-    const __m256 hi = _mm256_add_ps(_mm256_add_ps(p[4], p[5]), _mm256_add_ps(p[6], p[7]));
-    __m256 v = _mm256_mul_ps(_mm256_add_ps(lo, hi), vc);
-    if (bias) v = _mm256_add_ps(v, _mm256_loadu_ps(bias + j));
-    _mm256_storeu_ps(out + j, v);
+  for (int64_t r = 0; r < rows; ++r, x += ldx, out += ldo) {
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+      __m256 p[8];
+      for (int t = 0; t < 8; ++t)
+        p[t] = _mm256_mul_ps(_mm256_loadu_ps(w + t * ldw + j), _mm256_loadu_ps(x + t * ldx + j));
+      const __m256 lo = _mm256_add_ps(_mm256_add_ps(p[0], p[1]), _mm256_add_ps(p[2], p[3]));
+      const __m256 hi = _mm256_add_ps(_mm256_add_ps(p[4], p[5]), _mm256_add_ps(p[6], p[7]));
+      __m256 v = _mm256_mul_ps(_mm256_add_ps(lo, hi), vc);
+      if (bias) v = _mm256_add_ps(v, _mm256_loadu_ps(bias + j));
+      _mm256_storeu_ps(out + j, v);
+    }
+    scalar::Dw8F32(x + j, ldx, w + j, ldw, 1, n - j, c, bias ? bias + j : nullptr, out + j, ldo);
   }
-  scalar::Dw8F32(x + j, ldx, w + j, ldw, n - j, c, bias ? bias + j : nullptr, out + j);
 }
 
 }  // namespace tern::kernels::avx2

@@ -68,40 +68,51 @@ void I8ToF32(const int8_t* q, int64_t n, float* out) {
 }
 
 void I8AddScaledF32(const int8_t* a, float sa, const float* g, const int8_t* b, float sb,
-                    int64_t n, float* out) {
+                    int64_t rows, int64_t n, float* out) {
   const __m512 va = _mm512_set1_ps(sa), vb = _mm512_set1_ps(sb);
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = TailMask(n - i);
-    __m512 x = _mm512_mul_ps(LoadI8(m, a + i), va);
-    if (g) x = _mm512_mul_ps(x, _mm512_maskz_loadu_ps(m, g + i));
-    _mm512_mask_storeu_ps(out + i, m, _mm512_add_ps(x, _mm512_mul_ps(LoadI8(m, b + i), vb)));
+  if (!g) {  // no per-channel factor: the rows are one contiguous run
+    n *= rows;
+    rows = 1;
   }
-}
-
-void I8ScaleMulF32(const int8_t* q, float s, const float* g, int64_t n, float* out) {
-  const __m512 vs = _mm512_set1_ps(s);
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = TailMask(n - i);
-    const __m512 x = _mm512_mul_ps(LoadI8(m, q + i), vs);
-    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(x, _mm512_maskz_loadu_ps(m, g + i)));
-  }
-}
-
-void Dw8F32(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t n, float c,
-            const float* bias, float* out) {
-  const __m512 vc = _mm512_set1_ps(c);
-  for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 m = TailMask(n - j);
-    __m512 p[8];
-    for (int t = 0; t < 8; ++t) {
-      p[t] = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, w + t * ldw + j),
-                           _mm512_maskz_loadu_ps(m, x + t * ldx + j));
+  for (int64_t j = 0; j < rows; ++j, a += n, b += n, out += n) {
+    for (int64_t i = 0; i < n; i += 16) {
+      const __mmask16 m = TailMask(n - i);
+      __m512 x = _mm512_mul_ps(LoadI8(m, a + i), va);
+      if (g) x = _mm512_mul_ps(x, _mm512_maskz_loadu_ps(m, g + i));
+      _mm512_mask_storeu_ps(out + i, m, _mm512_add_ps(x, _mm512_mul_ps(LoadI8(m, b + i), vb)));
     }
-    const __m512 lo = _mm512_add_ps(_mm512_add_ps(p[0], p[1]), _mm512_add_ps(p[2], p[3]));
-    const __m512 hi = _mm512_add_ps(_mm512_add_ps(p[4], p[5]), _mm512_add_ps(p[6], p[7]));
-    __m512 v = _mm512_mul_ps(_mm512_add_ps(lo, hi), vc);
-    if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j));
-    _mm512_mask_storeu_ps(out + j, m, v);
+  }
+}
+
+void I8ScaleMulF32(const int8_t* q, int64_t rows, int64_t n, const float* s, const float* g,
+                   float* out) {
+  for (int64_t j = 0; j < rows; ++j, q += n, out += n) {
+    const __m512 vs = _mm512_set1_ps(s[j]);
+    for (int64_t i = 0; i < n; i += 16) {
+      const __mmask16 m = TailMask(n - i);
+      const __m512 x = _mm512_mul_ps(LoadI8(m, q + i), vs);
+      _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(x, _mm512_maskz_loadu_ps(m, g + i)));
+    }
+  }
+}
+
+void Dw8F32(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t rows, int64_t n,
+            float c, const float* bias, float* out, int64_t ldo) {
+  const __m512 vc = _mm512_set1_ps(c);
+  for (int64_t r = 0; r < rows; ++r, x += ldx, out += ldo) {
+    for (int64_t j = 0; j < n; j += 16) {
+      const __mmask16 m = TailMask(n - j);
+      __m512 p[8];
+      for (int t = 0; t < 8; ++t) {
+        p[t] = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, w + t * ldw + j),
+                             _mm512_maskz_loadu_ps(m, x + t * ldx + j));
+      }
+      const __m512 lo = _mm512_add_ps(_mm512_add_ps(p[0], p[1]), _mm512_add_ps(p[2], p[3]));
+      const __m512 hi = _mm512_add_ps(_mm512_add_ps(p[4], p[5]), _mm512_add_ps(p[6], p[7]));
+      __m512 v = _mm512_mul_ps(_mm512_add_ps(lo, hi), vc);
+      if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j));
+      _mm512_mask_storeu_ps(out + j, m, v);
+    }
   }
 }
 

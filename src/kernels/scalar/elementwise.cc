@@ -21,32 +21,41 @@ void I8ToF32(const int8_t* q, int64_t n, float* out) {
 }
 
 void I8AddScaledF32(const int8_t* a, float sa, const float* g, const int8_t* b, float sb,
-                    int64_t n, float* out) {
-  if (g) {
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = (static_cast<float>(a[i]) * sa) * g[i] + static_cast<float>(b[i]) * sb;
-  } else {
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<float>(a[i]) * sa + static_cast<float>(b[i]) * sb;
+                    int64_t rows, int64_t n, float* out) {
+  for (int64_t j = 0; j < rows; ++j) {
+    const int64_t o = j * n;
+    if (g) {
+      for (int64_t i = 0; i < n; ++i)
+        out[o + i] =
+            (static_cast<float>(a[o + i]) * sa) * g[i] + static_cast<float>(b[o + i]) * sb;
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        out[o + i] = static_cast<float>(a[o + i]) * sa + static_cast<float>(b[o + i]) * sb;
+    }
   }
 }
 
-void I8ScaleMulF32(const int8_t* q, float s, const float* g, int64_t n, float* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(q[i]) * s) * g[i];
+void I8ScaleMulF32(const int8_t* q, int64_t rows, int64_t n, const float* s, const float* g,
+                   float* out) {
+  for (int64_t j = 0; j < rows; ++j)
+    for (int64_t i = 0; i < n; ++i)
+      out[j * n + i] = (static_cast<float>(q[j * n + i]) * s[j]) * g[i];
 }
 
-void Dw8F32(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t n, float c,
-            const float* bias, float* out) {
-  for (int64_t j = 0; j < n; ++j) {
-    const float* xj = x + j;
-    const float* wj = w + j;
-    float v = ((wj[0] * xj[0] + wj[ldw] * xj[ldx]) +
-               (wj[2 * ldw] * xj[2 * ldx] + wj[3 * ldw] * xj[3 * ldx])) +
-              ((wj[4 * ldw] * xj[4 * ldx] + wj[5 * ldw] * xj[5 * ldx]) +
-               (wj[6 * ldw] * xj[6 * ldx] + wj[7 * ldw] * xj[7 * ldx]));
-    v = v * c;
-    if (bias) v = v + bias[j];
-    out[j] = v;
+void Dw8F32(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t rows, int64_t n,
+            float c, const float* bias, float* out, int64_t ldo) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < n; ++j) {
+      const float* xj = x + r * ldx + j;
+      const float* wj = w + j;
+      float v = ((wj[0] * xj[0] + wj[ldw] * xj[ldx]) +
+                 (wj[2 * ldw] * xj[2 * ldx] + wj[3 * ldw] * xj[3 * ldx])) +
+                ((wj[4 * ldw] * xj[4 * ldx] + wj[5 * ldw] * xj[5 * ldx]) +
+                 (wj[6 * ldw] * xj[6 * ldx] + wj[7 * ldw] * xj[7 * ldx]));
+      v = v * c;
+      if (bias) v = v + bias[j];
+      out[r * ldo + j] = v;
+    }
   }
 }
 
