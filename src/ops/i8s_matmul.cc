@@ -165,18 +165,32 @@ void MulMatAdd(ThreadPool& pool, const I8sMatrix& w, const float* bias, const I8
 I8sConv1d PackConv1d(const int8_t* stored, int64_t kernel, int64_t in_ch, int64_t out_ch,
                      float scale, int64_t stride, int64_t lp, int64_t rp) {
   const int64_t kc = kernel * in_ch;
-  std::vector<int8_t> rows(static_cast<size_t>(kc * out_ch));
+  // Leading taps that are zero for every channel pair (the published stride-5 convs store a
+  // 10-tap kernel zero-padded to 16 at index 0) are dropped: the window then starts `zero`
+  // samples later, i.e. with that much less left padding, and the same output length and
+  // integer sums result, for 6/16 fewer multiply-adds. At most lp taps go, so the window
+  // never starts right of where the padding would have ended.
+  int64_t zero = 0;
+  auto tap_is_zero = [&](int64_t k) {
+    for (int64_t oc = 0; oc < out_ch; ++oc)
+      for (int64_t ic = 0; ic < in_ch; ++ic)
+        if (stored[oc * kc + ic * kernel + k] != 0) return false;
+    return true;
+  };
+  while (zero < std::min(lp, kernel - 1) && tap_is_zero(zero)) ++zero;
+  const int64_t kt = kernel - zero, ktc = kt * in_ch;
+  std::vector<int8_t> rows(static_cast<size_t>(ktc * out_ch));
   for (int64_t oc = 0; oc < out_ch; ++oc)
     for (int64_t ic = 0; ic < in_ch; ++ic)
-      for (int64_t k = 0; k < kernel; ++k)
-        rows[oc * kc + k * in_ch + ic] = stored[oc * kc + ic * kernel + k];
+      for (int64_t k = 0; k < kt; ++k)
+        rows[oc * ktc + k * in_ch + ic] = stored[oc * kc + ic * kernel + zero + k];
   I8sConv1d c;
-  c.w = PackI8sMatrix(rows.data(), kc, out_ch, scale);
-  c.kernel = kernel;
+  c.w = PackI8sMatrix(rows.data(), ktc, out_ch, scale);
+  c.kernel = kt;
   c.in_ch = in_ch;
   c.out_ch = out_ch;
   c.stride = stride;
-  c.lp = lp;
+  c.lp = lp - zero;
   c.rp = rp;
   return c;
 }

@@ -315,12 +315,17 @@ TEST(I8sOps, TransposeCarriesTheScale) {
 
 TEST(I8sOps, Conv1dMatchesIm2colThenMatmul) {
   std::mt19937 rng(6);
-  struct C { int64_t k, ic, oc, s; };
-  for (C c : {C{8, 1, 32, 1}, C{4, 32, 64, 2}, C{16, 8, 16, 5}, C{8, 16, 8, 4}, C{16, 4, 8, 8}}) {
+  // zero: leading taps zeroed as the published stride-5 convs store them (10 taps padded
+  // to 16); PackConv1d drops them, up to the left padding, and must give the same bytes.
+  struct C { int64_t k, ic, oc, s, zero; };
+  for (C c : {C{8, 1, 32, 1, 0}, C{4, 32, 64, 2, 0}, C{16, 8, 16, 5, 0}, C{16, 8, 16, 5, 6},
+              C{8, 16, 8, 4, 0}, C{16, 4, 8, 8, 0}, C{16, 4, 8, 8, 8}, C{4, 3, 5, 2, 3}}) {
     for (int64_t iw : {int64_t{1}, c.s - 1, c.s, c.s + 1, int64_t{37}, int64_t{203}}) {
       if (iw < 1) continue;
       const int64_t lp = c.k - c.s;
       auto w = RandI8(rng, c.k * c.ic * c.oc);  // stored {K, IC, OC}
+      for (size_t i = 0; i < w.size(); ++i)
+        if (static_cast<int64_t>(i) % c.k < c.zero) w[i] = 0;
       auto x_tc = RandI8(rng, iw * c.ic);        // ggml layout {IW, IC}
       auto bias = RandF(rng, c.oc, -1, 1);
       const float ws = 0.02f, xs = 0.3f;
@@ -333,6 +338,9 @@ TEST(I8sOps, Conv1dMatchesIm2colThenMatmul) {
       for (int64_t i = 0; i < iw; ++i)
         for (int64_t ch = 0; ch < c.ic; ++ch) x_ct[i * c.ic + ch] = x_tc[ch * iw + i];
       const I8sConv1d conv = PackConv1d(w.data(), c.k, c.ic, c.oc, ws, c.s, lp, 0);
+      const int64_t dropped = std::min({c.zero, lp, c.k - 1});
+      EXPECT_EQ(conv.kernel, c.k - dropped);
+      EXPECT_EQ(conv.lp, lp - dropped);
       const Conv1dScratch sb = Conv1dScratchBytes(conv, iw);
       for (int nth : kThreadCounts) {
         ThreadPool pool(nth);
