@@ -137,7 +137,8 @@ struct KernelTable {
   // out[i] = (float)q[i].
   void (*i8_to_f32)(const int8_t* q, int64_t n, float* out);
   // The next three work on `rows` rows at once (one call per tile, not per row: at C = 32 a
-  // call per row cost as much as the arithmetic). Rows of a, b, q and out are n apart.
+  // call per row cost as much as the arithmetic). In the first two, rows of a, b, q and out
+  // are n apart.
   // out[j][i] = ((float)a[j][i] * sa) * g[i] + (float)b[j][i] * sb   (add_scaled; g null:
   // a*sa + b*sb).
   void (*i8_add_scaled_f32)(const int8_t* a, float sa, const float* g, const int8_t* b,

@@ -178,15 +178,15 @@ I8sConv1d PackConv1d(const int8_t* stored, int64_t kernel, int64_t in_ch, int64_
     return true;
   };
   while (zero < std::min(lp, kernel - 1) && tap_is_zero(zero)) ++zero;
-  const int64_t kt = kernel - zero, ktc = kt * in_ch;
-  std::vector<int8_t> rows(static_cast<size_t>(ktc * out_ch));
+  const int64_t taps = kernel - zero, tc = taps * in_ch;
+  std::vector<int8_t> rows(static_cast<size_t>(tc * out_ch));
   for (int64_t oc = 0; oc < out_ch; ++oc)
     for (int64_t ic = 0; ic < in_ch; ++ic)
-      for (int64_t k = 0; k < kt; ++k)
-        rows[oc * ktc + k * in_ch + ic] = stored[oc * kc + ic * kernel + zero + k];
+      for (int64_t k = 0; k < taps; ++k)
+        rows[oc * tc + k * in_ch + ic] = stored[oc * kc + ic * kernel + zero + k];
   I8sConv1d c;
-  c.w = PackI8sMatrix(rows.data(), ktc, out_ch, scale);
-  c.kernel = kt;
+  c.w = PackI8sMatrix(rows.data(), tc, out_ch, scale);
+  c.kernel = taps;
   c.in_ch = in_ch;
   c.out_ch = out_ch;
   c.stride = stride;
