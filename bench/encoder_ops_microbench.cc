@@ -1,0 +1,133 @@
+// Micro-benchmarks of the encoder's I8_S ops at the shapes a 3.5 s clip gives them (one
+// thread, the ISA the process picks: TERN_ISA or the best), on random weights:
+//   bin/encoder_ops_microbench [--benchmark_filter=...] [--benchmark_repetitions=N]
+// Stage s of the full geometry has C = 32 * 2^s channels and 84000 / (1, 2, 4, 16, 80)[s]
+// frames; its FFN is 4C wide. Fill 0/1/2: RMSNorm, add_scaled, depthwise conv. "GOPS"
+// counts the multiply-adds the op's result needs (2 per MAC), not the ones it spends: the
+// recomputing FFN does one W1 product twice, the convs skip their zero taps.
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <vector>
+
+#include "ops/i8s_elementwise.h"
+#include "ops/i8s_matmul.h"
+#include "ops/i8s_tensor.h"
+#include "runtime/thread_pool.h"
+
+namespace tern::ops {
+namespace {
+
+constexpr int64_t kSamples = 84000;  // 3.5 s at 24 kHz
+constexpr int64_t kHop[4] = {1, 2, 4, 16};  // samples per frame at stages 0-3
+
+int64_t Channels(int64_t stage) { return int64_t{32} << stage; }
+int64_t Frames(int64_t stage) { return kSamples / kHop[stage]; }
+
+std::vector<int8_t> RandomI8(std::mt19937& rng, int64_t n) {
+  std::uniform_int_distribution<int> d(-127, 127);
+  std::vector<int8_t> v(static_cast<size_t>(n));
+  for (auto& x : v) x = static_cast<int8_t>(d(rng));
+  return v;
+}
+
+std::vector<float> RandomF(std::mt19937& rng, int64_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+void SetGops(benchmark::State& st, double macs) {
+  st.counters["GOPS"] = benchmark::Counter(
+      2.0 * macs, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+// arg: stage (0-3). Hidden activations stored when wide (as the encoder's MlpBudget).
+void BmFfn(benchmark::State& st) {
+  const int64_t c = Channels(st.range(0)), h = 4 * c, t = Frames(st.range(0));
+  const size_t budget = c <= 128 ? 0 : size_t{64} << 20;
+  std::mt19937 rng(1);
+  const auto w1 = RandomI8(rng, c * h), w2 = RandomI8(rng, h * c);
+  auto x = RandomI8(rng, t * c);
+  const auto b1 = RandomF(rng, h, -0.1f, 0.1f), b2 = RandomF(rng, c, -0.1f, 0.1f);
+  const I8sMatrix m1 = PackI8sMatrix(w1.data(), c, h, 0.002f);
+  const I8sMatrix m2 = PackI8sMatrix(w2.data(), h, c, 0.002f);
+  ThreadPool pool(1);
+  const MlpScratch need = MlpScratchBytes(t, c, h, 1, budget);
+  std::vector<uint8_t> scratch(need.bytes);
+  std::vector<int8_t> out(x.size());
+  I8sTensor in{x.data(), c, t, 0.01f}, y{out.data()};
+  for (auto _ : st) {
+    MlpReluI8s(pool, m1, b1.data(), m2, b2.data(), in, budget, scratch.data(), scratch.size(),
+               &y);
+    benchmark::DoNotOptimize(out.data());
+  }
+  SetGops(st, 2.0 * static_cast<double>(t) * c * h);
+}
+
+enum class Fill { kRmsNorm, kAddScaled, kDepthwise };
+
+// args: stage (0-2: each holds 2.7M values), which fill.
+void BmFill(benchmark::State& st) {
+  const int64_t c = Channels(st.range(0)), t = Frames(st.range(0));
+  const auto which = static_cast<Fill>(st.range(1));
+  std::mt19937 rng(2);
+  auto a = RandomI8(rng, t * c), b = RandomI8(rng, t * c);
+  const auto gamma = RandomF(rng, c, 0.5f, 1.5f);
+  const auto dw_w = RandomI8(rng, 8 * c);
+  const I8sDepthwise dw = PackDepthwise(dw_w.data(), 8, c, 0.01f);
+  ThreadPool pool(1);
+  std::vector<int8_t> out(a.size());
+  std::vector<float> rows(static_cast<size_t>(t)), floats(a.size());
+  I8sTensor x{a.data(), c, t, 0.01f}, x2{b.data(), c, t, 0.02f}, y{out.data()};
+  for (auto _ : st) {
+    switch (which) {  // the scratch the encoder passes: none, none, a float per value
+      case Fill::kRmsNorm:
+        RmsNormScaled(pool, x, gamma.data(), 1e-5f, rows.data(), &y, nullptr);
+        break;
+      case Fill::kAddScaled:
+        AddScaled(pool, x, x2, gamma.data(), &y, nullptr);
+        break;
+      case Fill::kDepthwise:
+        DepthwiseConvAdd(pool, dw, gamma.data(), x, &y, floats.data());
+        break;
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  st.SetItemsProcessed(st.iterations() * t * c);
+}
+
+// args: stage (4 or 5): the stride-5 downsampling conv, 10 taps stored zero-padded to 16.
+void BmConv(benchmark::State& st) {
+  const int64_t s = st.range(0), ic = 32 << (s - 1), oc = 2 * ic, k = 16, stride = 5;
+  const int64_t iw = s == 4 ? kSamples / 16 : kSamples / 80;
+  std::mt19937 rng(3);
+  auto w = RandomI8(rng, k * ic * oc);
+  for (size_t i = 0; i < w.size(); ++i)
+    if (static_cast<int64_t>(i) % k < k - 2 * stride) w[i] = 0;
+  auto x = RandomI8(rng, iw * ic);
+  const auto bias = RandomF(rng, oc, -0.1f, 0.1f);
+  const I8sConv1d conv = PackConv1d(w.data(), k, ic, oc, 0.002f, stride, k - stride, 0);
+  const Conv1dScratch sb = Conv1dScratchBytes(conv, iw);
+  ThreadPool pool(1);
+  std::vector<float> ys(sb.y_bytes / sizeof(float));
+  std::vector<int8_t> cols(sb.col_bytes + 1), out(static_cast<size_t>(iw / stride * oc));
+  I8sTensor in{x.data(), ic, iw, 0.01f}, y{out.data()};
+  for (auto _ : st) {
+    Conv1dAdd(pool, conv, bias.data(), in, ys.data(), cols.data(), &y);
+    benchmark::DoNotOptimize(out.data());
+  }
+  SetGops(st, static_cast<double>(iw / stride) * 2 * stride * ic * oc);
+}
+
+BENCHMARK(BmFfn)->ArgName("stage")->DenseRange(0, 3)->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BmFill)->ArgNames({"stage", "fill"})->ArgsProduct({{0, 1, 2}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BmConv)->ArgName("stage")->Arg(4)->Arg(5)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace tern::ops
+
+BENCHMARK_MAIN();
