@@ -152,6 +152,13 @@ struct KernelTable {
   //             ((w_4 x_4 + w_5 x_5) + (w_6 x_6 + w_7 x_7))) * c) + bias[i].
   void (*dw8_f32)(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t rows,
                   int64_t n, float c, const float* bias, float* out, int64_t ldo);
+  // The same 8-tap sums on int8 operands, exact in int32 (x and w in [-127, 127]):
+  //   out[j*ldo + i] = sum_t w[t*ldw + i] * x[(j + t)*ldx + i].
+  // Every product and partial sum of dw8_f32 on such values is an integer below 2^24, so
+  // (float)out * c + bias reproduces dw8_f32's bits; SIMD adds products in pairs in int16
+  // (|pair| <= 2 * 127^2 < 2^15) and widens once.
+  void (*dw8_i8_i32)(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
+                     int64_t n, int32_t* out, int64_t ldo);
 };
 
 // The table for the ISA chosen once for this process: TERN_ISA if set (an unavailable or

@@ -291,6 +291,51 @@ TEST(EncoderFills, SimdMatchesOracleBitExact) {
   }
 }
 
+// The integer depthwise sums: every ISA gives the oracle's int32, and those sums converted
+// by the GEMM epilogue give dw8_f32's floats on the same values bit for bit (the claim the
+// encoder's integer depthwise path rests on), including all-extreme operands.
+TEST(EncoderFills, IntegerDepthwiseMatchesFloat) {
+  std::mt19937 rng(31);
+  const KernelTable& o = Scalar();
+  std::vector<const KernelTable*> tables = SimdTables();
+  tables.push_back(&o);
+  for (const KernelTable* t : tables) {
+    for (int64_t n : {1, 7, 15, 16, 17, 31, 32, 33, 64, 100, 257}) {
+      for (int fill : {0, 1, 2}) {  // random; all +127; x +127 with w -127
+        SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " n=" << n << " fill=" << fill);
+        const int64_t ldx = n + 3, ldw = n + 5, ldo = n + 2, rows = 3;
+        const size_t nx = static_cast<size_t>((rows + 6) * ldx + n), nw = 7 * ldw + n;
+        Guarded<int8_t> x(nx), w(nw);
+        for (size_t i = 0; i < nx; ++i)
+          x[i] = fill == 0 ? static_cast<int8_t>(rng() % 255 - 127) : int8_t{127};
+        for (size_t i = 0; i < nw; ++i)
+          w[i] = fill == 0 ? static_cast<int8_t>(rng() % 255 - 127)
+                           : static_cast<int8_t>(fill == 1 ? 127 : -127);
+        const size_t no = static_cast<size_t>((rows - 1) * ldo + n);
+        Guarded<int32_t> want(no), got(no);
+        for (size_t i = 0; i < no; ++i) want[i] = got[i] = 0;
+        o.dw8_i8_i32(x.data(), ldx, w.data(), ldw, rows, n, want.data(), ldo);
+        t->dw8_i8_i32(x.data(), ldx, w.data(), ldw, rows, n, got.data(), ldo);
+        ASSERT_EQ(0, std::memcmp(want.data(), got.data(), no * sizeof(int32_t)));
+        if (fill != 0) {
+          EXPECT_EQ(got[0], fill == 1 ? 8 * 127 * 127 : -8 * 127 * 127);
+        }
+        std::vector<float> xf(nx), wf(nw), bias(static_cast<size_t>(n)), viaf(no), viai(no);
+        for (size_t i = 0; i < nx; ++i) xf[i] = x[i];
+        for (size_t i = 0; i < nw; ++i) wf[i] = w[i];
+        for (auto& b : bias) b = static_cast<float>(rng() % 1000) / 77.0f;
+        const float c = 0.000123f;
+        o.dw8_f32(xf.data(), ldx, wf.data(), ldw, rows, n, c, bias.data(), viaf.data(), ldo);
+        for (int64_t r = 0; r < rows; ++r)
+          o.i32_affine_f32(got.data() + r * ldo, n, c, bias.data(), viai.data() + r * ldo);
+        for (int64_t r = 0; r < rows; ++r)
+          ASSERT_EQ(0, std::memcmp(viaf.data() + r * ldo, viai.data() + r * ldo,
+                                   static_cast<size_t>(n) * sizeof(float)));
+      }
+    }
+  }
+}
+
 // The fused GEMM epilogue and the per-column bounds: every ISA gives the oracle's bytes at
 // every row length (vector bodies and tails), rows in sequence, with and without bias and
 // ReLU, in both rounding modes; nothing outside the operands is read or written.

@@ -140,9 +140,12 @@ I8sDepthwise PackDepthwise(const int8_t* stored, int64_t kernel, int64_t channel
   d.channels = channels;
   d.scale = scale;
   d.w.resize(static_cast<size_t>(kernel * channels));
+  d.wq.resize(d.w.size());
   for (int64_t c = 0; c < channels; ++c)
-    for (int64_t k = 0; k < kernel; ++k)
+    for (int64_t k = 0; k < kernel; ++k) {
+      d.wq[k * channels + c] = stored[c * kernel + k];
       d.w[k * channels + c] = static_cast<float>(stored[c * kernel + k]);
+    }
   return d;
 }
 
@@ -188,15 +191,9 @@ void DepthwiseTile(const I8sDepthwise& w, const float* bias, const I8sTensor& x,
   }
 }
 
-}  // namespace
-
-void DepthwiseConvAdd(ThreadPool& pool, const I8sDepthwise& w, const float* bias,
-                      const I8sTensor& x, I8sTensor* out, float* y_scratch) {
-  TERN_CHECK(x.ne0 == w.channels && out->q != x.q);
-  const int64_t C = x.ne0, T = x.ne1;
-  const float c = w.scale * x.scale;
-  // Tiles of whole rows when C fits a chunk, else one row per chunk.
-  auto tiles = [C](int64_t t0, int64_t t1, auto&& fn) {
+// Tiles of whole rows when C fits a chunk, else one row per chunk.
+auto DwTiles(int64_t C) {
+  return [C](int64_t t0, int64_t t1, auto&& fn) {
     if (C <= kDwChunk) {
       const int64_t rows = kTileFloats / C;
       for (int64_t r = t0; r < t1; r += rows) fn(r, std::min(t1, r + rows), int64_t{0}, C);
@@ -205,6 +202,68 @@ void DepthwiseConvAdd(ThreadPool& pool, const I8sDepthwise& w, const float* bias
         for (int64_t c0 = 0; c0 < C; c0 += kDwChunk) fn(r, r + 1, c0, std::min(C, c0 + kDwChunk));
     }
   };
+}
+
+// The published 8-tap mixer on integers. Its float sums are exact integers (kernels.h,
+// dw8_i8_i32), so the int32 sums with the GEMM epilogue give the same bytes: G from
+// per-channel bounds, then each tile recomputed and requantized in one fused pass. No float
+// tensor is stored and the input is never converted to float.
+void DepthwiseInt8(ThreadPool& pool, const I8sDepthwise& w, const float* bias,
+                   const I8sTensor& x, I8sTensor* out) {
+  const kernels::KernelTable& kt = kernels::Kernels();
+  const int64_t C = x.ne0, T = x.ne1, K = 8;
+  const float c = w.scale * x.scale;
+  // Sums of output rows [r0, r1), channels [c0, c1), into acc (row stride c1 - c0). Input
+  // rows before 0 are the causal zero padding: the first tiles read a padded copy.
+  auto sums = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1, int32_t* acc) {
+    const int64_t nc = c1 - c0;
+    if (r0 >= K - 1) {
+      kt.dw8_i8_i32(x.q + (r0 - (K - 1)) * C + c0, C, w.wq.data() + c0, C, r1 - r0, nc, acc, nc);
+      return;
+    }
+    alignas(64) int8_t pad[kTileFloats + (K - 1) * kDwChunk];
+    for (int64_t i = 0; i < r1 - r0 + K - 1; ++i) {
+      const int64_t row = r0 - (K - 1) + i;
+      if (row < 0) std::fill(pad + i * nc, pad + (i + 1) * nc, int8_t{0});
+      else std::copy(x.q + row * C + c0, x.q + row * C + c1, pad + i * nc);
+    }
+    kt.dw8_i8_i32(pad, nc, w.wq.data() + c0, C, r1 - r0, nc, acc, nc);
+  };
+  const auto tiles = DwTiles(C);
+  AtomicAbsMax gmax;
+  ForRows(pool, T, C * K, [&](int64_t t0, int64_t t1) {
+    alignas(64) int32_t acc[kTileFloats];
+    i8s_detail::RowBounds bounds(C);  // one "row" per channel here
+    tiles(t0, t1, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+      sums(r0, r1, c0, c1, acc);
+      bounds.Fold(kt, acc, r1 - r0, c1 - c0, c0, c1 - c0);
+    });
+    gmax.Update(bounds.AbsMax(kt, c, bias));
+  });
+  const float g = gmax.Get();
+  const float inv = InvScale(g);
+  ForRows(pool, T, C * K, [&](int64_t t0, int64_t t1) {
+    alignas(64) int32_t acc[kTileFloats];
+    tiles(t0, t1, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+      sums(r0, r1, c0, c1, acc);
+      kt.i32_requant_i8(acc, r1 - r0, c1 - c0, c, bias ? bias + c0 : nullptr, inv,
+                        kernels::Round::kHalfAway, /*relu=*/false, out->q + r0 * C + c0);
+    });
+  });
+  out->ne0 = C;
+  out->ne1 = T;
+  out->scale = OutScale(g);
+}
+
+}  // namespace
+
+void DepthwiseConvAdd(ThreadPool& pool, const I8sDepthwise& w, const float* bias,
+                      const I8sTensor& x, I8sTensor* out, float* y_scratch) {
+  TERN_CHECK(x.ne0 == w.channels && out->q != x.q);
+  if (w.kernel == 8) return DepthwiseInt8(pool, w, bias, x, out);
+  const int64_t C = x.ne0, T = x.ne1;
+  const float c = w.scale * x.scale;
+  const auto tiles = DwTiles(C);
   auto fill = [&](float* dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     DepthwiseTile(w, bias, x, c, dst, ld, r0, r1, c0, c1);
   };

@@ -2,9 +2,14 @@
 // absmax/requant entries and an order-independent absmax reduction across threads.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
+#include <climits>
 #include <cstdint>
+#include <vector>
+
+#include "kernels/kernels.h"
 
 namespace tern::ops::i8s_detail {
 
@@ -48,6 +53,49 @@ class AtomicAbsMax {
 
  private:
   std::atomic<uint32_t> bits_{0};
+};
+
+// Per-row bounds of the int32 sums a thread has produced, and the output absmax they give.
+// The epilogue y = (float)acc * c + bias[r] is monotone in acc for a fixed row: int-to-float
+// conversion, the product by c (one sign for the whole tensor) and the sum with bias[r] each
+// round a monotone function monotonically. So over sums in [mn, mx], |y| peaks at one of
+// the two ends, and max |y| of a whole product is exact from two conversions per row
+// instead of one per sum (the kernels' own i32_affine_f32 computes those two). Every row
+// must have been folded at least once before AbsMax.
+class RowBounds {
+ public:
+  explicit RowBounds(int64_t rows)
+      : mn_(static_cast<size_t>(rows), INT32_MAX), mx_(static_cast<size_t>(rows), INT32_MIN) {}
+
+  // Folds n_cols columns of rows [first, first + count) (all rows by default); column t's
+  // values start at acc + t * ld.
+  void Fold(const kernels::KernelTable& kt, const int32_t* acc, int64_t n_cols, int64_t ld,
+            int64_t first = 0, int64_t count = -1) {
+    if (count < 0) count = static_cast<int64_t>(mn_.size()) - first;
+    kt.i32_minmax(acc, n_cols, count, ld, mn_.data() + first, mx_.data() + first);
+    folded_ = folded_ || n_cols > 0;
+  }
+
+  // max |y| over every folded sum; 0 if none was folded. `bias` starts at this block's row.
+  float AbsMax(const kernels::KernelTable& kt, float c, const float* bias) const {
+    if (!folded_) return 0.0f;
+    constexpr int64_t kChunk = 256;
+    float y[kChunk];
+    float m = 0;
+    const int64_t n = static_cast<int64_t>(mn_.size());
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t len = std::min(kChunk, n - i);
+      for (const std::vector<int32_t>* end : {&mn_, &mx_}) {
+        kt.i32_affine_f32(end->data() + i, len, c, bias ? bias + i : nullptr, y);
+        m = std::max(m, kt.absmax_f32(y, len));
+      }
+    }
+    return m;
+  }
+
+ private:
+  std::vector<int32_t> mn_, mx_;
+  bool folded_ = false;
 };
 
 }  // namespace tern::ops::i8s_detail

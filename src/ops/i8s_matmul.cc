@@ -1,7 +1,6 @@
 #include "ops/i8s_matmul.h"
 
 #include <algorithm>
-#include <climits>
 #include <cstring>
 #include <vector>
 
@@ -14,6 +13,7 @@ namespace tern::ops {
 using i8s_detail::AtomicAbsMax;
 using i8s_detail::InvScale;
 using i8s_detail::OutScale;
+using i8s_detail::RowBounds;
 
 namespace {
 
@@ -65,45 +65,6 @@ void GemmTile(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& co
     t = e;
   }
 }
-
-// Per-row bounds of the int32 sums a thread has produced, and the output absmax they give.
-// The epilogue y = (float)acc * c + bias[r] is monotone in acc for a fixed row: int-to-float
-// conversion, the product by c (one sign for the whole tensor) and the sum with bias[r] each
-// round a monotone function monotonically. So over sums in [mn, mx], |y| peaks at one of
-// the two ends, and max |y| of a whole product is exact from two conversions per row
-// instead of one per sum (the kernels' own i32_affine_f32 computes those two).
-class RowBounds {
- public:
-  explicit RowBounds(int64_t rows)
-      : mn_(static_cast<size_t>(rows), INT32_MAX), mx_(static_cast<size_t>(rows), INT32_MIN) {}
-
-  // Folds n_cols columns of these rows (column t at acc + t * ld).
-  void Fold(const kernels::KernelTable& kt, const int32_t* acc, int64_t n_cols, int64_t ld) {
-    kt.i32_minmax(acc, n_cols, static_cast<int64_t>(mn_.size()), ld, mn_.data(), mx_.data());
-    folded_ = folded_ || n_cols > 0;
-  }
-
-  // max |y| over every folded sum; 0 if none was folded. `bias` starts at this block's row.
-  float AbsMax(const kernels::KernelTable& kt, float c, const float* bias) const {
-    if (!folded_) return 0.0f;
-    constexpr int64_t kChunk = 256;
-    float y[kChunk];
-    float m = 0;
-    const int64_t n = static_cast<int64_t>(mn_.size());
-    for (int64_t i = 0; i < n; i += kChunk) {
-      const int64_t len = std::min(kChunk, n - i);
-      for (const std::vector<int32_t>* end : {&mn_, &mx_}) {
-        kt.i32_affine_f32(end->data() + i, len, c, bias ? bias + i : nullptr, y);
-        m = std::max(m, kt.absmax_f32(y, len));
-      }
-    }
-    return m;
-  }
-
- private:
-  std::vector<int32_t> mn_, mx_;
-  bool folded_ = false;
-};
 
 // acc{N, T}: the int32 sums of all columns (row t = column t, stride N); returns G = max |y|
 // of the epilogue y = (float)acc * c + bias without computing y.

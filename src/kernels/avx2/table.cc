@@ -29,6 +29,7 @@ const KernelTable kAvx2Table = {
     .i8_add_scaled_f32 = avx2::I8AddScaledF32,
     .i8_scale_mul_f32 = avx2::I8ScaleMulF32,
     .dw8_f32 = avx2::Dw8F32,
+    .dw8_i8_i32 = avx2::Dw8I8I32,
 };
 
 }  // namespace tern::kernels

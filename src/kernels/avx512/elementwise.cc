@@ -116,4 +116,35 @@ void Dw8F32(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t ro
   }
 }
 
+// 32 channels per step: int16 products (exact) summed in pairs in int16, widened once. The
+// eight weight vectors stay in registers for all rows of the chunk.
+void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
+              int64_t n, int32_t* out, int64_t ldo) {
+  for (int64_t i = 0; i < n; i += 32) {
+    const __mmask32 m = n - i >= 32 ? ~__mmask32(0) : (__mmask32(1) << (n - i)) - 1;
+    const __mmask16 lo_m = static_cast<__mmask16>(m), hi_m = static_cast<__mmask16>(m >> 16);
+    __m512i wv[8];
+    for (int t = 0; t < 8; ++t)
+      wv[t] = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, w + t * ldw + i));
+    for (int64_t r = 0; r < rows; ++r) {
+      const int8_t* xr = x + r * ldx + i;
+      __m512i pair[4];
+      for (int p = 0; p < 4; ++p) {
+        const __m512i a = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, xr + 2 * p * ldx));
+        const __m512i b =
+            _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, xr + (2 * p + 1) * ldx));
+        pair[p] = _mm512_add_epi16(_mm512_mullo_epi16(a, wv[2 * p]),
+                                   _mm512_mullo_epi16(b, wv[2 * p + 1]));
+      }
+      __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+      for (int p = 0; p < 4; ++p) {
+        lo = _mm512_add_epi32(lo, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pair[p])));
+        hi = _mm512_add_epi32(hi, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pair[p], 1)));
+      }
+      _mm512_mask_storeu_epi32(out + r * ldo + i, lo_m, lo);
+      _mm512_mask_storeu_epi32(out + r * ldo + i + 16, hi_m, hi);
+    }
+  }
+}
+
 }  // namespace tern::kernels::avx512

@@ -34,6 +34,7 @@ const KernelTable kNeonTable = {
     .i8_add_scaled_f32 = scalar::I8AddScaledF32,
     .i8_scale_mul_f32 = scalar::I8ScaleMulF32,
     .dw8_f32 = scalar::Dw8F32,
+    .dw8_i8_i32 = scalar::Dw8I8I32,
 };
 
 // The same table with SDOT GEMMs; packed layouts are shared with kNeonTable.
@@ -62,6 +63,7 @@ const KernelTable kNeonDotTable = {
     .i8_add_scaled_f32 = scalar::I8AddScaledF32,
     .i8_scale_mul_f32 = scalar::I8ScaleMulF32,
     .dw8_f32 = scalar::Dw8F32,
+    .dw8_i8_i32 = scalar::Dw8I8I32,
 };
 
 }  // namespace tern::kernels

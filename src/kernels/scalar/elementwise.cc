@@ -59,6 +59,16 @@ void Dw8F32(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t ro
   }
 }
 
+void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
+              int64_t n, int32_t* out, int64_t ldo) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t s = 0;
+      for (int64_t t = 0; t < 8; ++t) s += int32_t{w[t * ldw + i]} * x[(r + t) * ldx + i];
+      out[r * ldo + i] = s;
+    }
+}
+
 // By definition: the two entries in sequence, then ReLU on the int8 results.
 void I32RequantI8(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,
                   float inv, Round mode, bool relu, int8_t* q) {
