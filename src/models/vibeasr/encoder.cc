@@ -185,7 +185,7 @@ Plan MakePlan(const Encoder::BranchModel& m, size_t n, int n_threads) {
   for (const StageModel& st : m.stages) {
     PlanConv(st.down, &t, &plan);
     plan.rows = std::max(plan.rows, t);
-    // RMSNorm / depthwise / add_scaled keep their float values in the scratch too.
+    // A depthwise conv of other than 8 taps keeps its float values in the scratch too.
     plan.scratch = std::max(plan.scratch, static_cast<size_t>(t * st.down.out_ch) * sizeof(float));
     for (const BlockModel& b : st.blocks)
       plan.scratch = std::max(
@@ -282,7 +282,8 @@ Result<Features> Encoder::RunBranchIn(Branch which, const float* samples, size_t
       const std::string bp = sp + ".b" + std::to_string(b);
       // RMSNorm and add_scaled recompute their few flops per value in the second pass
       // (null scratch) rather than store floats: at stages 0-2 (10 MB of floats per op)
-      // that halves them; the depthwise conv does 8 products per value and keeps its floats.
+      // that halves them. The 8-tap depthwise conv recomputes integer sums on its own; other
+      // kernel sizes store floats in the scratch.
       ops::RmsNormScaled(pool, x, bm.norm, kNormEps, rows, &h, nullptr);
       emit(bp + ".norm", h);
       ops::DepthwiseConvAdd(pool, bm.mixer, bm.mixer_b, h, &d, yf);
