@@ -136,9 +136,8 @@ struct KernelTable {
   void (*i32_affine_f32)(const int32_t* acc, int64_t n, float c, const float* bias, float* out);
   // out[i] = (float)q[i].
   void (*i8_to_f32)(const int8_t* q, int64_t n, float* out);
-  // The next three work on `rows` rows at once (one call per tile, not per row: at C = 32 a
-  // call per row cost as much as the arithmetic). In the first two, rows of a, b, q and out
-  // are n apart.
+  // The next two work on `rows` rows at once (one call per tile, not per row: at C = 32 a
+  // call per row cost as much as the arithmetic); rows of a, b, q and out are n apart.
   // out[j][i] = ((float)a[j][i] * sa) * g[i] + (float)b[j][i] * sb   (add_scaled; g null:
   // a*sa + b*sb).
   void (*i8_add_scaled_f32)(const int8_t* a, float sa, const float* g, const int8_t* b,
@@ -146,17 +145,13 @@ struct KernelTable {
   // out[j][i] = ((float)q[j][i] * s[j]) * g[i]   (rms_norm_scaled, row j's factor s[j]).
   void (*i8_scale_mul_f32)(const int8_t* q, int64_t rows, int64_t n, const float* s,
                            const float* g, float* out);
-  // Depthwise conv, 8 taps (the published mixer): output row j < rows at out + j*ldo, with
-  // x_t = x + (j + t)*ldx (consecutive outputs, consecutive input rows), w_t = w + t*ldw,
-  //   out[i] = ((((w_0 x_0 + w_1 x_1) + (w_2 x_2 + w_3 x_3)) +
-  //             ((w_4 x_4 + w_5 x_5) + (w_6 x_6 + w_7 x_7))) * c) + bias[i].
-  void (*dw8_f32)(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t rows,
-                  int64_t n, float c, const float* bias, float* out, int64_t ldo);
-  // The same 8-tap sums on int8 operands, exact in int32 (x and w in [-127, 127]):
+  // Depthwise conv, 8 taps (the published mixer), on int8 operands, exact in int32 (x and w
+  // in [-127, 127]): output row j < rows at out + j*ldo, consecutive outputs reading
+  // consecutive input rows:
   //   out[j*ldo + i] = sum_t w[t*ldw + i] * x[(j + t)*ldx + i].
-  // Every product and partial sum of dw8_f32 on such values is an integer below 2^24, so
-  // (float)out * c + bias reproduces dw8_f32's bits; SIMD adds products in pairs in int16
-  // (|pair| <= 2 * 127^2 < 2^15) and widens once.
+  // Every product and partial sum of the spec's float depthwise on such values is an integer
+  // below 2^24, so (float)out * c + bias gives its bits in any summation order; SIMD adds
+  // products in pairs in int16 (|pair| <= 2 * 127^2 < 2^15) and widens once.
   void (*dw8_i8_i32)(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
                      int64_t n, int32_t* out, int64_t ldo);
 };

@@ -271,29 +271,14 @@ TEST(EncoderFills, SimdMatchesOracleBitExact) {
           }
         }
       }
-      {  // dw8_f32: 3 output rows (stride ldo) from 10 rows of x (stride ldx), w (stride ldw)
-        const int64_t ldx = n + 3, ldw = n + 5, ldo = n + 2, rows = 3;
-        Guarded<float> x(static_cast<size_t>((rows + 6) * ldx + n + 1)),
-            w(static_cast<size_t>(7 * ldw + n + 1)), bias(un);
-        Guarded<float> want_dw(static_cast<size_t>((rows - 1) * ldo + n + 1)),
-            got_dw(want_dw.n);
-        floats(x, 40.0f);
-        floats(w, 30.0f);
-        floats(bias, 2.0f);
-        for (const float* b : {static_cast<const float*>(bias.data()), (const float*)nullptr}) {
-          for (size_t i = 0; i < want_dw.n; ++i) want_dw[i] = got_dw[i] = 0.0f;  // the gaps
-          o.dw8_f32(x.data(), ldx, w.data(), ldw, rows, n, c, b, want_dw.data(), ldo);
-          t->dw8_f32(x.data(), ldx, w.data(), ldw, rows, n, c, b, got_dw.data(), ldo);
-          EXPECT_TRUE(same(want_dw.data(), got_dw.data(), (rows - 1) * ldo + n));
-        }
-      }
     }
   }
 }
 
 // The integer depthwise sums: every ISA gives the oracle's int32, and those sums converted
-// by the GEMM epilogue give dw8_f32's floats on the same values bit for bit (the claim the
-// encoder's integer depthwise path rests on), including all-extreme operands.
+// by the GEMM epilogue give the spec's float depthwise (8 float products summed pairwise,
+// times c, plus bias) on the same values bit for bit (the claim the encoder's integer
+// depthwise path rests on), including all-extreme operands.
 TEST(EncoderFills, IntegerDepthwiseMatchesFloat) {
   std::mt19937 rng(31);
   const KernelTable& o = Scalar();
@@ -325,7 +310,13 @@ TEST(EncoderFills, IntegerDepthwiseMatchesFloat) {
         for (size_t i = 0; i < nw; ++i) wf[i] = w[i];
         for (auto& b : bias) b = static_cast<float>(rng() % 1000) / 77.0f;
         const float c = 0.000123f;
-        o.dw8_f32(xf.data(), ldx, wf.data(), ldw, rows, n, c, bias.data(), viaf.data(), ldo);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t i = 0; i < n; ++i) {
+            float p[8];
+            for (int64_t k = 0; k < 8; ++k) p[k] = wf[k * ldw + i] * xf[(r + k) * ldx + i];
+            const float sum = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+            viaf[r * ldo + i] = sum * c + bias[i];
+          }
         for (int64_t r = 0; r < rows; ++r)
           o.i32_affine_f32(got.data() + r * ldo, n, c, bias.data(), viai.data() + r * ldo);
         for (int64_t r = 0; r < rows; ++r)
@@ -429,12 +420,13 @@ TEST(EncoderFills, OracleComputesTheSpecExpressions) {
   o.i32_affine_f32(acc, 2, 0.25f, bias, out);
   EXPECT_EQ(out[0], -1.0f);
   EXPECT_EQ(out[1], 248.0f);
-  float x[9], w[8];
-  for (int t = 0; t < 9; ++t) x[t] = static_cast<float>(t + 1);
-  for (int t = 0; t < 8; ++t) w[t] = 1.0f;
-  o.dw8_f32(x, 1, w, 1, 2, 1, 2.0f, bias, out, 1);  // (1 + ... + 8) * 2 + 1, then 2..9
-  EXPECT_EQ(out[0], 73.0f);
-  EXPECT_EQ(out[1], 89.0f);
+  int8_t x[9], w[8];
+  for (int t = 0; t < 9; ++t) x[t] = static_cast<int8_t>(t + 1);
+  for (int t = 0; t < 8; ++t) w[t] = static_cast<int8_t>(t % 2 == 0 ? 1 : -2);
+  int32_t dw[2];
+  o.dw8_i8_i32(x, 1, w, 1, 2, 1, dw, 1);  // 1 - 4 + 3 - 8 + 5 - 12 + 7 - 16, then from 2
+  EXPECT_EQ(dw[0], -24);
+  EXPECT_EQ(dw[1], -28);
 }
 
 }  // namespace

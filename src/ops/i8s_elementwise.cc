@@ -170,10 +170,6 @@ void DepthwiseTile(const I8sDepthwise& w, const float* bias, const I8sTensor& x,
   }
   const float* wv = w.w.data() + c0;
   const float* b = bias ? bias + c0 : nullptr;
-  if (K == 8) {  // the published mixer: all taps in one pass, the sums stay in registers
-    kt.dw8_f32(xf, nc, wv, C, r1 - r0, nc, c, b, dst, ld);  // output t reads rows t..t+7
-    return;
-  }
   for (int64_t t = r0; t < r1; ++t) {
     float* o = dst + (t - r0) * ld;
     const float* xt = xf + (t - (K - 1) - in0) * nc;  // tap k reads row xt + k*nc

@@ -89,25 +89,6 @@ void I8ScaleMulF32(const int8_t* q, int64_t rows, int64_t n, const float* s, con
   }
 }
 
-void Dw8F32(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t rows, int64_t n,
-            float c, const float* bias, float* out, int64_t ldo) {
-  const __m256 vc = _mm256_set1_ps(c);
-  for (int64_t r = 0; r < rows; ++r, x += ldx, out += ldo) {
-    int64_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-      __m256 p[8];
-      for (int t = 0; t < 8; ++t)
-        p[t] = _mm256_mul_ps(_mm256_loadu_ps(w + t * ldw + j), _mm256_loadu_ps(x + t * ldx + j));
-      const __m256 lo = _mm256_add_ps(_mm256_add_ps(p[0], p[1]), _mm256_add_ps(p[2], p[3]));
-      const __m256 hi = _mm256_add_ps(_mm256_add_ps(p[4], p[5]), _mm256_add_ps(p[6], p[7]));
-      __m256 v = _mm256_mul_ps(_mm256_add_ps(lo, hi), vc);
-      if (bias) v = _mm256_add_ps(v, _mm256_loadu_ps(bias + j));
-      _mm256_storeu_ps(out + j, v);
-    }
-    scalar::Dw8F32(x + j, ldx, w + j, ldw, 1, n - j, c, bias ? bias + j : nullptr, out + j, ldo);
-  }
-}
-
 // 16 channels per step, as the AVX-512 version; the channel tail goes through the oracle.
 void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
               int64_t n, int32_t* out, int64_t ldo) {

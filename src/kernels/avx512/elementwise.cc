@@ -96,26 +96,6 @@ void I8ScaleMulF32(const int8_t* q, int64_t rows, int64_t n, const float* s, con
   }
 }
 
-void Dw8F32(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t rows, int64_t n,
-            float c, const float* bias, float* out, int64_t ldo) {
-  const __m512 vc = _mm512_set1_ps(c);
-  for (int64_t r = 0; r < rows; ++r, x += ldx, out += ldo) {
-    for (int64_t j = 0; j < n; j += 16) {
-      const __mmask16 m = TailMask(n - j);
-      __m512 p[8];
-      for (int t = 0; t < 8; ++t) {
-        p[t] = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, w + t * ldw + j),
-                             _mm512_maskz_loadu_ps(m, x + t * ldx + j));
-      }
-      const __m512 lo = _mm512_add_ps(_mm512_add_ps(p[0], p[1]), _mm512_add_ps(p[2], p[3]));
-      const __m512 hi = _mm512_add_ps(_mm512_add_ps(p[4], p[5]), _mm512_add_ps(p[6], p[7]));
-      __m512 v = _mm512_mul_ps(_mm512_add_ps(lo, hi), vc);
-      if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j));
-      _mm512_mask_storeu_ps(out + j, m, v);
-    }
-  }
-}
-
 // 32 channels per step: int16 products (exact) summed in pairs in int16, widened once. The
 // eight weight vectors stay in registers for all rows of the chunk.
 void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,

@@ -28,7 +28,6 @@ const KernelTable kAvx512Table = {
     .i8_to_f32 = avx512::I8ToF32,
     .i8_add_scaled_f32 = avx512::I8AddScaledF32,
     .i8_scale_mul_f32 = avx512::I8ScaleMulF32,
-    .dw8_f32 = avx512::Dw8F32,
     .dw8_i8_i32 = avx512::Dw8I8I32,
 };
 

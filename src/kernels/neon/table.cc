@@ -33,7 +33,6 @@ const KernelTable kNeonTable = {
     .i8_to_f32 = scalar::I8ToF32,
     .i8_add_scaled_f32 = scalar::I8AddScaledF32,
     .i8_scale_mul_f32 = scalar::I8ScaleMulF32,
-    .dw8_f32 = scalar::Dw8F32,
     .dw8_i8_i32 = scalar::Dw8I8I32,
 };
 
@@ -62,7 +61,6 @@ const KernelTable kNeonDotTable = {
     .i8_to_f32 = scalar::I8ToF32,
     .i8_add_scaled_f32 = scalar::I8AddScaledF32,
     .i8_scale_mul_f32 = scalar::I8ScaleMulF32,
-    .dw8_f32 = scalar::Dw8F32,
     .dw8_i8_i32 = scalar::Dw8I8I32,
 };
 

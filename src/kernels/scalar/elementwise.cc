@@ -42,23 +42,6 @@ void I8ScaleMulF32(const int8_t* q, int64_t rows, int64_t n, const float* s, con
       out[j * n + i] = (static_cast<float>(q[j * n + i]) * s[j]) * g[i];
 }
 
-void Dw8F32(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t rows, int64_t n,
-            float c, const float* bias, float* out, int64_t ldo) {
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < n; ++j) {
-      const float* xj = x + r * ldx + j;
-      const float* wj = w + j;
-      float v = ((wj[0] * xj[0] + wj[ldw] * xj[ldx]) +
-                 (wj[2 * ldw] * xj[2 * ldx] + wj[3 * ldw] * xj[3 * ldx])) +
-                ((wj[4 * ldw] * xj[4 * ldx] + wj[5 * ldw] * xj[5 * ldx]) +
-                 (wj[6 * ldw] * xj[6 * ldx] + wj[7 * ldw] * xj[7 * ldx]));
-      v = v * c;
-      if (bias) v = v + bias[j];
-      out[r * ldo + j] = v;
-    }
-  }
-}
-
 void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
               int64_t n, int32_t* out, int64_t ldo) {
   for (int64_t r = 0; r < rows; ++r)
