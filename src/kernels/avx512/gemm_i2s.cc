@@ -93,11 +93,11 @@ void I2sGemvTile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t*
   for (int64_t c = 0; c < chunks; ++c) {
     const __m512i x0 = Bcast4(q + c * 16), x1 = Bcast4(q + c * 16 + 4),
                   x2 = Bcast4(q + c * 16 + 8), x3 = Bcast4(q + c * 16 + 12);
+    // Four row groups are four streams group_bytes apart: prefetch each well ahead so decode
+    // runs at memory speed rather than at the hardware prefetcher's pace.
+    const int64_t pf = packing::StreamAhead(c * 64 + kPrefetch, group_bytes, MG);
     for (int g = 0; g < MG; ++g) {
-      // Four row groups are four streams 4K bytes apart: prefetch each well ahead so decode
-      // runs at memory speed rather than at the hardware prefetcher's pace.
-      _mm_prefetch(reinterpret_cast<const char*>(w + g * group_bytes + c * 64 + kPrefetch),
-                   _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w + g * group_bytes + pf), _MM_HINT_T0);
       const __m512i v = _mm512_loadu_si512(w + g * group_bytes + c * 64);
       acc[0][g] = _mm512_dpbusd_epi32(acc[0][g], _mm512_and_si512(v, m0), x0);
       acc[1][g] = _mm512_dpbusd_epi32(acc[1][g], _mm512_and_si512(v, m1), x1);

@@ -37,6 +37,8 @@ int32_t RowSum(const int8_t* x, int64_t k) {
   return _mm512_reduce_add_epi32(acc);
 }
 
+constexpr int64_t kPrefetch = 2048;  // bytes ahead per decode stream: about one DRAM latency
+
 template <int MG, int RX>
 void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, int64_t ldx,
             const int32_t* xsum, int32_t* out, int64_t ldo, int64_t rows_left,
@@ -49,6 +51,10 @@ void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, i
     if (pf != nullptr) {
       for (int g = 0; g < MG; ++g)
         _mm_prefetch(reinterpret_cast<const char*>(pf + g * group_bytes + qd * 64), _MM_HINT_T0);
+    } else if (RX == 1) {  // decode head: the streams, well ahead (packing::StreamAhead)
+      const int64_t ahead = packing::StreamAhead(qd * 64 + kPrefetch, group_bytes, MG);
+      for (int g = 0; g < MG; ++g)
+        _mm_prefetch(reinterpret_cast<const char*>(w + g * group_bytes + ahead), _MM_HINT_T0);
     }
     __m512i v[MG];
     for (int g = 0; g < MG; ++g) v[g] = _mm512_loadu_si512(w + g * group_bytes + qd * 64);
@@ -119,7 +125,7 @@ void GemmI8I8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64
     // GEMM (many columns): while the first column tile of a row block runs, prefetch the
     // next block's weights. With few frames (stage 6: 26 for 3.5 s) the weights stream from
     // DRAM and the hardware prefetcher alone left them half as fast as from L3. GEMV
-    // (decoder head) streams on its own and is left alone.
+    // (decoder head) prefetches its own streams ahead instead.
     const bool prefetch = mg_wide == 2;
     int64_t r = r0;
     while (r < r1) {
