@@ -12,7 +12,9 @@
 #include <utility>
 
 #include "kernels/avx512/impl.h"
+#include "kernels/avx512/vnni.h"
 #include "kernels/packing.h"
+#include "kernels/unroll.h"
 
 namespace tern::kernels::avx512 {
 namespace {
@@ -29,26 +31,26 @@ void I2sTile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* q, 
              int64_t rows_left) {
   const __m512i mask = _mm512_set1_epi8(3);
   __m512i acc[NACC][MG][RX];
-  for (int a = 0; a < NACC; ++a)
-    for (int g = 0; g < MG; ++g)
-      for (int j = 0; j < RX; ++j) acc[a][g][j] = _mm512_setzero_si512();
+  TERN_UNROLL for (int a = 0; a < NACC; ++a)
+    TERN_UNROLL for (int g = 0; g < MG; ++g)
+      TERN_UNROLL for (int j = 0; j < RX; ++j) acc[a][g][j] = _mm512_setzero_si512();
   const int64_t chunks = k / 16;
   for (int64_t c = 0; c < chunks; ++c) {
     __m512i v[MG];
-    for (int g = 0; g < MG; ++g) {
+    TERN_UNROLL for (int g = 0; g < MG; ++g) {
       v[g] = _mm512_loadu_si512(w + g * group_bytes + c * 64);
     }
     const int8_t* qc = q + c * 16;
 #define TERN_I2S_QUAD(S)                                                              \
   {                                                                                   \
     __m512i cs[MG];                                                                   \
-    for (int g = 0; g < MG; ++g) {                                                    \
+    TERN_UNROLL for (int g = 0; g < MG; ++g) {                                        \
       cs[g] = _mm512_and_si512(_mm512_srli_epi16(v[g], 6 - 2 * (S)), mask);           \
     }                                                                                 \
-    for (int j = 0; j < RX; ++j) {                                                    \
+    TERN_UNROLL for (int j = 0; j < RX; ++j) {                                        \
       const __m512i xb = Bcast4(qc + j * ldq + 4 * (S));                              \
-      for (int g = 0; g < MG; ++g) {                                                  \
-        acc[(S) % NACC][g][j] = _mm512_dpbusd_epi32(acc[(S) % NACC][g][j], cs[g], xb); \
+      TERN_UNROLL for (int g = 0; g < MG; ++g) {                                      \
+        Dpbusd(acc[(S) % NACC][g][j], cs[g], xb);                                     \
       }                                                                               \
     }                                                                                 \
   }
@@ -59,10 +61,10 @@ void I2sTile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* q, 
 #undef TERN_I2S_QUAD
   }
   const __m512 ws = _mm512_set1_ps(w_scale);
-  for (int g = 0; g < MG; ++g) {
+  TERN_UNROLL for (int g = 0; g < MG; ++g) {
     const int64_t left = rows_left - g * 16;
     const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
-    for (int j = 0; j < RX; ++j) {
+    TERN_UNROLL for (int j = 0; j < RX; ++j) {
       __m512i d = acc[0][g][j];
       if (NACC == 2) d = _mm512_add_epi32(d, acc[NACC - 1][g][j]);
       const __m512i ds = _mm512_sub_epi32(d, _mm512_set1_epi32(sums[j]));
@@ -87,8 +89,8 @@ void I2sGemvTile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t*
   const __m512i m0 = _mm512_set1_epi8(static_cast<char>(0xc0)), m1 = _mm512_set1_epi8(0x30),
                 m2 = _mm512_set1_epi8(0x0c), m3 = _mm512_set1_epi8(0x03);
   __m512i acc[4][MG];
-  for (int s = 0; s < 4; ++s)
-    for (int g = 0; g < MG; ++g) acc[s][g] = _mm512_setzero_si512();
+  TERN_UNROLL for (int s = 0; s < 4; ++s)
+    TERN_UNROLL for (int g = 0; g < MG; ++g) acc[s][g] = _mm512_setzero_si512();
   const int64_t chunks = k / 16;
   for (int64_t c = 0; c < chunks; ++c) {
     const __m512i x0 = Bcast4(q + c * 16), x1 = Bcast4(q + c * 16 + 4),
@@ -96,17 +98,17 @@ void I2sGemvTile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t*
     // Four row groups are four streams group_bytes apart: prefetch each well ahead so decode
     // runs at memory speed rather than at the hardware prefetcher's pace.
     const int64_t pf = packing::StreamAhead(c * 64 + kPrefetch, group_bytes, MG);
-    for (int g = 0; g < MG; ++g) {
+    TERN_UNROLL for (int g = 0; g < MG; ++g) {
       _mm_prefetch(reinterpret_cast<const char*>(w + g * group_bytes + pf), _MM_HINT_T0);
       const __m512i v = _mm512_loadu_si512(w + g * group_bytes + c * 64);
-      acc[0][g] = _mm512_dpbusd_epi32(acc[0][g], _mm512_and_si512(v, m0), x0);
-      acc[1][g] = _mm512_dpbusd_epi32(acc[1][g], _mm512_and_si512(v, m1), x1);
-      acc[2][g] = _mm512_dpbusd_epi32(acc[2][g], _mm512_and_si512(v, m2), x2);
-      acc[3][g] = _mm512_dpbusd_epi32(acc[3][g], _mm512_and_si512(v, m3), x3);
+      Dpbusd(acc[0][g], _mm512_and_si512(v, m0), x0);
+      Dpbusd(acc[1][g], _mm512_and_si512(v, m1), x1);
+      Dpbusd(acc[2][g], _mm512_and_si512(v, m2), x2);
+      Dpbusd(acc[3][g], _mm512_and_si512(v, m3), x3);
     }
   }
   const __m512 ws = _mm512_set1_ps(w_scale);
-  for (int g = 0; g < MG; ++g) {
+  TERN_UNROLL for (int g = 0; g < MG; ++g) {
     const int64_t left = rows_left - g * 16;
     if (left <= 0) break;
     const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);

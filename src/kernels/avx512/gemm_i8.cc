@@ -12,6 +12,7 @@
 
 #include "kernels/avx512/impl.h"
 #include "kernels/packing.h"
+#include "kernels/unroll.h"
 
 namespace tern::kernels::avx512 {
 namespace {
@@ -39,36 +40,47 @@ int32_t RowSum(const int8_t* x, int64_t k) {
 
 constexpr int64_t kPrefetch = 2048;  // bytes ahead per decode stream: about one DRAM latency
 
+// The quad body is a macro, not a lambda: even with the loops unrolled (TERN_UNROLL), a
+// lambda capturing the accumulators left gcc 12 copying them between registers every quad.
 template <int MG, int RX>
 void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, int64_t ldx,
             const int32_t* xsum, int32_t* out, int64_t ldo, int64_t rows_left,
             const uint8_t* pf) {
   __m512i acc[MG][RX];
-  for (int g = 0; g < MG; ++g)
-    for (int j = 0; j < RX; ++j) acc[g][j] = _mm512_setzero_si512();
+  TERN_UNROLL for (int g = 0; g < MG; ++g)
+    TERN_UNROLL for (int j = 0; j < RX; ++j) acc[g][j] = _mm512_setzero_si512();
+#define TERN_I8_QUAD(QD, VALID)                                                           \
+  {                                                                                       \
+    __m512i v[MG];                                                                        \
+    TERN_UNROLL for (int g = 0; g < MG; ++g) {                                            \
+      v[g] = _mm512_loadu_si512(w + g * group_bytes + (QD) * 64);                         \
+    }                                                                                     \
+    TERN_UNROLL for (int j = 0; j < RX; ++j) {                                            \
+      const __m512i xb = Bcast4(x + j * ldx + (QD) * 4, VALID);                           \
+      TERN_UNROLL for (int g = 0; g < MG; ++g) {                                          \
+        acc[g][j] = _mm512_dpbusd_epi32(acc[g][j], v[g], xb);                             \
+      }                                                                                   \
+    }                                                                                     \
+  }
+  // Integer sums: the partial last quad may as well go first.
   const int64_t full = k / 4;
-  auto step = [&](int64_t qd, int64_t valid) {
+  if (k % 4) TERN_I8_QUAD(full, k % 4)
+  for (int64_t qd = 0; qd < full; ++qd) {
     if (pf != nullptr) {
-      for (int g = 0; g < MG; ++g)
+      TERN_UNROLL for (int g = 0; g < MG; ++g)
         _mm_prefetch(reinterpret_cast<const char*>(pf + g * group_bytes + qd * 64), _MM_HINT_T0);
     } else if (RX == 1) {  // decode head: the streams, well ahead (packing::StreamAhead)
       const int64_t ahead = packing::StreamAhead(qd * 64 + kPrefetch, group_bytes, MG);
-      for (int g = 0; g < MG; ++g)
+      TERN_UNROLL for (int g = 0; g < MG; ++g)
         _mm_prefetch(reinterpret_cast<const char*>(w + g * group_bytes + ahead), _MM_HINT_T0);
     }
-    __m512i v[MG];
-    for (int g = 0; g < MG; ++g) v[g] = _mm512_loadu_si512(w + g * group_bytes + qd * 64);
-    for (int j = 0; j < RX; ++j) {
-      const __m512i xb = Bcast4(x + j * ldx + qd * 4, valid);
-      for (int g = 0; g < MG; ++g) acc[g][j] = _mm512_dpbusd_epi32(acc[g][j], v[g], xb);
-    }
-  };
-  for (int64_t qd = 0; qd < full; ++qd) step(qd, 4);
-  if (k % 4) step(full, k % 4);
-  for (int g = 0; g < MG; ++g) {
+    TERN_I8_QUAD(qd, 4)
+  }
+#undef TERN_I8_QUAD
+  TERN_UNROLL for (int g = 0; g < MG; ++g) {
     const int64_t left = rows_left - g * 16;
     const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
-    for (int j = 0; j < RX; ++j) {
+    TERN_UNROLL for (int j = 0; j < RX; ++j) {
       const __m512i r = _mm512_sub_epi32(acc[g][j], _mm512_set1_epi32(xsum[j] * 128));
       _mm512_mask_storeu_epi32(out + j * ldo + g * 16, m, r);
     }
