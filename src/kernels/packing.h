@@ -55,7 +55,6 @@ static inline int64_t ChunkRows(int64_t k, int64_t rx) {
   return rows / rx * rx;
 }
 
-
 // Decode GEMV tiles read `groups` consecutive row groups as that many streams, group_bytes
 // apart, and prefetch each a fixed distance ahead. Where that runs past a stream's end it
 // would land in the next group, which this tile is already reading; this sends it to the
