@@ -114,6 +114,10 @@ struct KernelTable {
   void (*dequant_row_q6k)(const void* blocks, int64_t k, float* out);
   // max_i |x[i]| (0 for n == 0).
   float (*absmax_f32)(const float* x, int64_t n);
+  // The SwiGLU of the decoder's FFN: out[i] = (g[i] / (1 + e)) * u[i] with
+  // e = exp(clamp(-g[i], -87, 88)) computed by the fixed sequence of kernels/expf_poly.h
+  // (about 2 ulp from the true exp), so every ISA gives the same bits. out may alias g or u.
+  void (*silu_mul_f32)(const float* g, const float* u, int64_t n, float* out);
   // q[i] = round(clamp(x[i] * inv, -127, 127)) with the given rounding.
   void (*requant_f32_i8)(const float* x, int64_t n, float inv, Round mode, int8_t* q);
   // The GEMM epilogue fused (encoder): for `rows` rows of n int32 sums (row j at acc + j*n,

@@ -1,5 +1,6 @@
 // Float kernels: F16 x F32 GEMM (tolerance from the data: float accumulation order differs
-// between ISAs) and axpy_f16 (bit-exact: every ISA multiplies then adds, never fused).
+// between ISAs), axpy_f16 and silu_mul_f32 (bit-exact: the same operations in the same order
+// on every ISA, never fused).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 namespace tern::kernels {
 namespace {
 
+using ktest::Bits;
 using ktest::Guarded;
 using ktest::Scalar;
 using ktest::SimdTables;
@@ -133,6 +135,73 @@ TEST(AxpyF16, SimdMatchesOracleBitExact) {
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << IsaName(t->isa) << " " << i;
     }
   }
+}
+
+// silu_mul_f32: every ISA runs kernels/expf_poly.h's operations in the same order.
+std::vector<float> SiluInputs(std::mt19937& rng, int64_t n) {
+  static const float kSpecial[] = {0.0f,   -0.0f,   1e-30f, -1e-30f, 86.9f,  -86.9f, 87.0f,
+                                   -87.0f, 87.1f,   -87.1f, 88.0f,   -88.0f, 88.1f,  -88.1f,
+                                   200.0f, -200.0f, 1e6f,   -1e6f,   0.5f,   -0.5f};
+  std::normal_distribution<float> nd(0.0f, 4.0f);
+  std::uniform_real_distribution<float> ud(-100.0f, 100.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t pick = rng() % 8;
+    v[i] = pick == 0 ? kSpecial[rng() % std::size(kSpecial)] : pick < 5 ? nd(rng) : ud(rng);
+  }
+  return v;
+}
+
+TEST(SiluMul, SimdMatchesOracleBitExact) {
+  std::mt19937 rng(41);
+  std::vector<int64_t> lengths;
+  for (int64_t n = 0; n <= 40; ++n) lengths.push_back(n);
+  lengths.push_back(8960);
+  for (int64_t n : lengths) {
+    const std::vector<float> g = SiluInputs(rng, n), u = SiluInputs(rng, n);
+    std::vector<float> want(static_cast<size_t>(n));
+    Scalar().silu_mul_f32(g.data(), u.data(), n, want.data());
+    for (const KernelTable* t : SimdTables()) {
+      SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " n=" << n);
+      Guarded<float> gg(static_cast<size_t>(n)), uu(static_cast<size_t>(n)),
+          out(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) gg[i] = g[i], uu[i] = u[i];
+      t->silu_mul_f32(gg.data(), uu.data(), n, out.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(Bits(out[i]), Bits(want[i])) << i;
+      // In place over either input (the decoder writes over the gate rows).
+      t->silu_mul_f32(gg.data(), uu.data(), n, gg.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(Bits(gg[i]), Bits(want[i])) << i;
+      for (int64_t i = 0; i < n; ++i) gg[i] = g[i];
+      t->silu_mul_f32(gg.data(), uu.data(), n, uu.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(Bits(uu[i]), Bits(want[i])) << i;
+    }
+  }
+}
+
+TEST(SiluMul, OracleWithinBoundOfTrueSilu) {
+  // Error budget in units of u = 2^-24 relative: the exp polynomial and its range reduction
+  // (Cephes: about 2), 1 + e, the division and the product (1 each), doubled for margin.
+  // The exp's relative error reaches silu through e / (1 + e) <= 1. Below -87 the clamp
+  // leaves silu at x u / (1 + e^88) instead of about x u e^x: both under 1e-38 |x u|.
+  constexpr double kU = 0x1p-24;
+  std::mt19937 rng(42);
+  std::vector<float> g, u;
+  for (float x = -120.0f; x <= 120.0f; x += 0.001953125f) g.push_back(x), u.push_back(1.0f);
+  const std::vector<float> r = SiluInputs(rng, 100000), ru = SiluInputs(rng, 100000);
+  g.insert(g.end(), r.begin(), r.end());
+  u.insert(u.end(), ru.begin(), ru.end());
+  std::vector<float> y(g.size());
+  Scalar().silu_mul_f32(g.data(), u.data(), static_cast<int64_t>(g.size()), y.data());
+  double worst = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double x = g[i];
+    const double ref = x / (1.0 + std::exp(-x)) * u[i];
+    const double err = std::fabs(y[i] - ref);
+    ASSERT_LE(err, 10 * kU * std::fabs(ref) + 1e-38 * std::fabs(x * u[i]) + 1e-44) << "x=" << g[i] << " u=" << u[i];
+    if (std::fabs(ref) > 1e-30) worst = std::max(worst, err / std::fabs(ref) / kU);
+  }
+  EXPECT_LT(worst, 10.0);
+  RecordProperty("worst_relative_error_ulps", std::to_string(worst));
 }
 
 }  // namespace

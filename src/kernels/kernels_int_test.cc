@@ -19,12 +19,8 @@ using ktest::Guarded;
 using ktest::GuardedBuffer;
 using ktest::Scalar;
 using ktest::SimdTables;
+using ktest::Bits;
 
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
 
 // Quantized activation rows (n rows of k, stride ldq) in guarded memory.
 struct QRows {

@@ -129,11 +129,7 @@ TEST(IsaEnv, DefaultAndForcedChoice) {
 
 // ---- F16 conversions ---------------------------------------------------------------------
 
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
+using ktest::Bits;
 float FromBits(uint32_t u) {
   float f;
   std::memcpy(&f, &u, 4);

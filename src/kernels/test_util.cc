@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "base/check.h"
 
@@ -55,6 +56,12 @@ const KernelTable& Scalar() {
   Result<const KernelTable*> t = TableFor(Isa::kScalar);
   TERN_CHECK(t.ok());
   return **t;
+}
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
 }
 
 GuardedBuffer* PackI2s(const KernelTable& t, const uint8_t* canonical, int64_t k, int64_t n) {

@@ -53,6 +53,9 @@ const KernelTable& Scalar();
 GuardedBuffer* PackI2s(const KernelTable& t, const uint8_t* canonical, int64_t k, int64_t n);
 GuardedBuffer* PackI8(const KernelTable& t, const int8_t* canonical, int64_t k, int64_t n);
 
+// The bit pattern of a float (bit-exact comparisons that also tell -0 from +0).
+uint32_t Bits(float f);
+
 // Canonical I2_S bytes for a row-major matrix of codes (each 0..3).
 std::vector<uint8_t> EncodeI2s(const std::vector<uint8_t>& codes, int64_t k, int64_t n);
 

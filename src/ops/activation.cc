@@ -2,26 +2,23 @@
 
 #include <cmath>
 
+#include "kernels/kernels.h"
 #include "ops/parallel.h"
 
 namespace tern::ops {
 
 void SwiGlu(ThreadPool& pool, const float* gate, int64_t ldg, const float* up, int64_t ldu,
             int64_t rows, int64_t n, float* out, int64_t ldo) {
+  const auto& kt = kernels::Kernels();
   // Split the columns too when there is a single row (decode): 8960 exps are worth a thread.
   if (rows == 1) {
-    ParallelRanges(pool, n, 64, n * 16, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) out[i] = Silu(gate[i]) * up[i];
+    ParallelRanges(pool, n, 64, n * 4, [&](int64_t b, int64_t e) {
+      kt.silu_mul_f32(gate + b, up + b, e - b, out + b);
     });
     return;
   }
-  ParallelRanges(pool, rows, 1, rows * n * 16, [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const float* g = gate + r * ldg;
-      const float* u = up + r * ldu;
-      float* o = out + r * ldo;
-      for (int64_t i = 0; i < n; ++i) o[i] = Silu(g[i]) * u[i];
-    }
+  ParallelRanges(pool, rows, 1, rows * n * 4, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) kt.silu_mul_f32(gate + r * ldg, up + r * ldu, n, out + r * ldo);
   });
 }
 

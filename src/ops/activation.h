@@ -1,6 +1,6 @@
 // Elementwise activations, the softmax and the residual add.
-//   silu(x)   = x / (1 + expf(-x))
-//   swiglu    = silu(gate) * up                 (Qwen2 FFN)
+//   swiglu    = silu(gate) * up, silu(x) = x / (1 + exp(-x))   (Qwen2 FFN; the kernel table's
+//               silu_mul_f32, whose exp is a fixed polynomial: the same bits on every ISA)
 //   softmax   = exp(x - max) / sum, the sum accumulated in double in index order (as ggml),
 //               then every value multiplied by (float)(1 / sum)
 // Threaded by rows; every row is computed by one thread in index order.
@@ -12,8 +12,6 @@
 #include "runtime/thread_pool.h"
 
 namespace tern::ops {
-
-inline float Silu(float x) { return x / (1.0f + std::exp(-x)); }
 
 // out[r*ldo + i] = silu(gate[r*ldg + i]) * up[r*ldu + i]; out may alias gate or up.
 void SwiGlu(ThreadPool& pool, const float* gate, int64_t ldg, const float* up, int64_t ldu,

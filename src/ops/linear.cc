@@ -76,9 +76,8 @@ void LinearI2SSwiGlu(ThreadPool& pool, const QuantizedRows& x, const I2SMatrix& 
     kt.gemm_i2s_i8(up.packed, x.k, up.n, r0, r1, up.scale, x.q, x.ldq, x.scale, x.sums,
                    x.rows, up_scratch, ldo);
     for (int64_t j = 0; j < x.rows; ++j) {
-      float* o = out + j * ldo;
-      const float* u = up_scratch + j * ldo;
-      for (int64_t r = r0; r < r1; ++r) o[r] = Silu(o[r]) * u[r];
+      float* o = out + j * ldo + r0;
+      kt.silu_mul_f32(o, up_scratch + j * ldo + r0, r1 - r0, o);
     }
   };
   ParallelRanges(pool, gate.n, align, 2 * gate.n * x.k * std::max<int64_t>(1, x.rows) / 16,

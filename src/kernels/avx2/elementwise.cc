@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/avx2/impl.h"
+#include "kernels/expf_poly.h"
 #include "kernels/scalar/impl.h"
 
 namespace tern::kernels::avx2 {
@@ -114,6 +115,36 @@ void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_
     }
   }
   if (i < n) scalar::Dw8I8I32(x + i, ldx, w + i, ldw, rows, n - i, out + i, ldo);
+}
+
+// kernels/expf_poly.h's sequence 8 lanes at a time; the tail through the oracle.
+void SiluMulF32(const float* g, const float* u, int64_t n, float* out) {
+  using namespace expf_poly;
+  const __m256 lo = _mm256_set1_ps(kExpMin), hi = _mm256_set1_ps(kExpMax);
+  const __m256 log2e = _mm256_set1_ps(kLog2e), magic = _mm256_set1_ps(kRoundMagic);
+  const __m256 ln2hi = _mm256_set1_ps(kLn2Hi), ln2lo = _mm256_set1_ps(kLn2Lo);
+  const __m256 one = _mm256_set1_ps(1.0f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(g + i);
+    const __m256 t = _mm256_min_ps(_mm256_max_ps(_mm256_xor_ps(x, _mm256_set1_ps(-0.0f)), lo), hi);
+    const __m256 nf = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(t, log2e), magic), magic);
+    const __m256 r =
+        _mm256_sub_ps(_mm256_sub_ps(t, _mm256_mul_ps(nf, ln2hi)), _mm256_mul_ps(nf, ln2lo));
+    __m256 p = _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(kP0), r), _mm256_set1_ps(kP1));
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kP2));
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kP3));
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kP4));
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kP5));
+    const __m256i bits = _mm256_slli_epi32(
+        _mm256_add_epi32(_mm256_cvttps_epi32(nf), _mm256_set1_epi32(127)), 23);
+    const __m256 e = _mm256_mul_ps(
+        _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(p, _mm256_mul_ps(r, r)), r), one),
+        _mm256_castsi256_ps(bits));
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(one, e)),
+                                            _mm256_loadu_ps(u + i)));
+  }
+  scalar::SiluMulF32(g + i, u + i, n - i, out + i);
 }
 
 }  // namespace tern::kernels::avx2

@@ -21,6 +21,7 @@ const KernelTable kAvx2Table = {
     .f16_to_f32 = avx2::F16ToF32,
     .dequant_row_q6k = avx2::DequantRowQ6K,
     .absmax_f32 = avx2::AbsmaxF32,
+    .silu_mul_f32 = avx2::SiluMulF32,
     .requant_f32_i8 = avx2::RequantF32I8,
     .i32_requant_i8 = avx2::I32RequantI8,
     .i32_minmax = avx2::I32MinMax,

@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include "kernels/avx512/impl.h"
+#include "kernels/expf_poly.h"
 
 namespace tern::kernels::avx512 {
 namespace {
@@ -124,6 +125,36 @@ void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_
       _mm512_mask_storeu_epi32(out + r * ldo + i, lo_m, lo);
       _mm512_mask_storeu_epi32(out + r * ldo + i + 16, hi_m, hi);
     }
+  }
+}
+
+// kernels/expf_poly.h's sequence 16 lanes at a time.
+void SiluMulF32(const float* g, const float* u, int64_t n, float* out) {
+  using namespace expf_poly;
+  const __m512 lo = _mm512_set1_ps(kExpMin), hi = _mm512_set1_ps(kExpMax);
+  const __m512 log2e = _mm512_set1_ps(kLog2e), magic = _mm512_set1_ps(kRoundMagic);
+  const __m512 ln2hi = _mm512_set1_ps(kLn2Hi), ln2lo = _mm512_set1_ps(kLn2Lo);
+  const __m512 one = _mm512_set1_ps(1.0f);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = TailMask(n - i);
+    const __m512 x = _mm512_maskz_loadu_ps(m, g + i);
+    const __m512 t = _mm512_min_ps(_mm512_max_ps(_mm512_xor_ps(x, _mm512_set1_ps(-0.0f)), lo), hi);
+    const __m512 nf = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(t, log2e), magic), magic);
+    const __m512 r =
+        _mm512_sub_ps(_mm512_sub_ps(t, _mm512_mul_ps(nf, ln2hi)), _mm512_mul_ps(nf, ln2lo));
+    __m512 p = _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(kP0), r), _mm512_set1_ps(kP1));
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(kP2));
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(kP3));
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(kP4));
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(kP5));
+    const __m512i bits = _mm512_slli_epi32(
+        _mm512_add_epi32(_mm512_cvttps_epi32(nf), _mm512_set1_epi32(127)), 23);
+    const __m512 e = _mm512_mul_ps(
+        _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(p, _mm512_mul_ps(r, r)), r), one),
+        _mm512_castsi512_ps(bits));
+    const __m512 y = _mm512_mul_ps(_mm512_div_ps(x, _mm512_add_ps(one, e)),
+                                   _mm512_maskz_loadu_ps(m, u + i));
+    _mm512_mask_storeu_ps(out + i, m, y);
   }
 }
 

@@ -21,6 +21,7 @@ const KernelTable kAvx512Table = {
     .f16_to_f32 = avx512::F16ToF32,
     .dequant_row_q6k = avx512::DequantRowQ6K,
     .absmax_f32 = avx512::AbsmaxF32,
+    .silu_mul_f32 = avx512::SiluMulF32,
     .requant_f32_i8 = avx512::RequantF32I8,
     .i32_requant_i8 = avx512::I32RequantI8,
     .i32_minmax = avx512::I32MinMax,

@@ -1,7 +1,9 @@
 // Encoder fills, plain loops: the oracle for the SIMD versions, and the NEON table's own
 // (this TU keeps loop vectorization on aarch64; only quantize.cc needs it off).
+#include <cstdint>
 #include <cstring>
 
+#include "kernels/expf_poly.h"
 #include "kernels/scalar/impl.h"
 
 namespace tern::kernels::scalar {
@@ -76,6 +78,28 @@ void I32MinMax(const int32_t* x, int64_t rows, int64_t n, int64_t ld, int32_t* m
       mn[i] = v < mn[i] ? v : mn[i];
       mx[i] = v > mx[i] ? v : mx[i];
     }
+}
+
+void SiluMulF32(const float* g, const float* u, int64_t n, float* out) {
+  using namespace expf_poly;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = g[i];
+    float t = -x;
+    t = t < kExpMin ? kExpMin : t;
+    t = t > kExpMax ? kExpMax : t;
+    const float nf = (t * kLog2e + kRoundMagic) - kRoundMagic;
+    const float r = (t - nf * kLn2Hi) - nf * kLn2Lo;
+    float p = kP0 * r + kP1;
+    p = p * r + kP2;
+    p = p * r + kP3;
+    p = p * r + kP4;
+    p = p * r + kP5;
+    const int32_t bits = (static_cast<int32_t>(nf) + 127) << 23;
+    float scale;
+    std::memcpy(&scale, &bits, sizeof scale);
+    const float e = (((p * (r * r)) + r) + 1.0f) * scale;
+    out[i] = (x / (1.0f + e)) * u[i];
+  }
 }
 
 }  // namespace tern::kernels::scalar

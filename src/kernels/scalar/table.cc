@@ -21,6 +21,7 @@ const KernelTable kScalarTable = {
     .f16_to_f32 = scalar::F16ToF32,
     .dequant_row_q6k = scalar::DequantRowQ6K,
     .absmax_f32 = scalar::AbsmaxF32,
+    .silu_mul_f32 = scalar::SiluMulF32,
     .requant_f32_i8 = scalar::RequantF32I8,
     .i32_requant_i8 = scalar::I32RequantI8,
     .i32_minmax = scalar::I32MinMax,
