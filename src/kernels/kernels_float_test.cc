@@ -197,7 +197,8 @@ TEST(SiluMul, OracleWithinBoundOfTrueSilu) {
     const double x = g[i];
     const double ref = x / (1.0 + std::exp(-x)) * u[i];
     const double err = std::fabs(y[i] - ref);
-    ASSERT_LE(err, 10 * kU * std::fabs(ref) + 1e-38 * std::fabs(x * u[i]) + 1e-44) << "x=" << g[i] << " u=" << u[i];
+    ASSERT_LE(err, 10 * kU * std::fabs(ref) + 1e-38 * std::fabs(x * u[i]) + 1e-44)
+        << "x=" << g[i] << " u=" << u[i];
     if (std::fabs(ref) > 1e-30) worst = std::max(worst, err / std::fabs(ref) / kU);
   }
   EXPECT_LT(worst, 10.0);

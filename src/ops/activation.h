@@ -6,7 +6,6 @@
 // Threaded by rows; every row is computed by one thread in index order.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 
 #include "runtime/thread_pool.h"

@@ -140,12 +140,8 @@ I8sDepthwise PackDepthwise(const int8_t* stored, int64_t kernel, int64_t channel
   d.channels = channels;
   d.scale = scale;
   d.w.resize(static_cast<size_t>(kernel * channels));
-  d.wq.resize(d.w.size());
   for (int64_t c = 0; c < channels; ++c)
-    for (int64_t k = 0; k < kernel; ++k) {
-      d.wq[k * channels + c] = stored[c * kernel + k];
-      d.w[k * channels + c] = static_cast<float>(stored[c * kernel + k]);
-    }
+    for (int64_t k = 0; k < kernel; ++k) d.w[k * channels + c] = stored[c * kernel + k];
   return d;
 }
 
@@ -154,7 +150,8 @@ namespace {
 constexpr int64_t kDwChunk = 256;  // channels per tile (wide enough to vectorize)
 
 // The float outputs of time steps [r0, r1), channels [c0, c1) (c1 - c0 <= kDwChunk), into
-// dst (row stride ld). The input rows the tile needs are converted to float once.
+// dst (row stride ld). The input rows and the taps the tile needs are converted to float
+// once.
 void DepthwiseTile(const I8sDepthwise& w, const float* bias, const I8sTensor& x, float c,
                    float* dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
   const kernels::KernelTable& kt = kernels::Kernels();
@@ -168,14 +165,15 @@ void DepthwiseTile(const I8sDepthwise& w, const float* bias, const I8sTensor& x,
   } else {
     for (int64_t i = first; i < r1; ++i) kt.i8_to_f32(x.q + i * C + c0, nc, xf + (i - in0) * nc);
   }
-  const float* wv = w.w.data() + c0;
+  alignas(64) float wv[kMaxDepthwiseKernel * kDwChunk];  // tap k of the tile at wv + k*nc
+  for (int64_t k = 0; k < K; ++k) kt.i8_to_f32(w.w.data() + k * C + c0, nc, wv + k * nc);
   const float* b = bias ? bias + c0 : nullptr;
   for (int64_t t = r0; t < r1; ++t) {
     float* o = dst + (t - r0) * ld;
     const float* xt = xf + (t - (K - 1) - in0) * nc;  // tap k reads row xt + k*nc
     std::fill(o, o + nc, 0.0f);
     for (int64_t k = 0; k < K; ++k) {
-      const float* wk = wv + k * C;
+      const float* wk = wv + k * nc;
       const float* xi = xt + k * nc;
       for (int64_t j = 0; j < nc; ++j) o[j] += wk[j] * xi[j];
     }
@@ -214,7 +212,7 @@ void DepthwiseInt8(ThreadPool& pool, const I8sDepthwise& w, const float* bias,
   auto sums = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1, int32_t* acc) {
     const int64_t nc = c1 - c0;
     if (r0 >= K - 1) {
-      kt.dw8_i8_i32(x.q + (r0 - (K - 1)) * C + c0, C, w.wq.data() + c0, C, r1 - r0, nc, acc, nc);
+      kt.dw8_i8_i32(x.q + (r0 - (K - 1)) * C + c0, C, w.w.data() + c0, C, r1 - r0, nc, acc, nc);
       return;
     }
     alignas(64) int8_t pad[kTileFloats + (K - 1) * kDwChunk];
@@ -223,7 +221,7 @@ void DepthwiseInt8(ThreadPool& pool, const I8sDepthwise& w, const float* bias,
       if (row < 0) std::fill(pad + i * nc, pad + (i + 1) * nc, int8_t{0});
       else std::copy(x.q + row * C + c0, x.q + row * C + c1, pad + i * nc);
     }
-    kt.dw8_i8_i32(pad, nc, w.wq.data() + c0, C, r1 - r0, nc, acc, nc);
+    kt.dw8_i8_i32(pad, nc, w.w.data() + c0, C, r1 - r0, nc, acc, nc);
   };
   const auto tiles = DwTiles(C);
   AtomicAbsMax gmax;

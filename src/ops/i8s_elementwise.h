@@ -44,8 +44,7 @@ void AddScaled(ThreadPool& pool, const I8sTensor& a, const I8sTensor& b, const f
 // taps stays below 2^24, so the float sum IS the int32 sum, exactly, in any order.
 inline constexpr int64_t kMaxDepthwiseKernel = 32;  // also bounds a stack tile
 struct I8sDepthwise {
-  std::vector<float> w;    // [k][c], integer values
-  std::vector<int8_t> wq;  // the same, as int8 (the 8-tap integer path)
+  std::vector<int8_t> w;  // [k][c]
   int64_t kernel = 0, channels = 0;
   float scale = 0;
 };
