@@ -42,9 +42,8 @@ void I2sTile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* q, 
     for (int h = 0; h < H; ++h) {
       // Decode streams the weights from DRAM: prefetch well ahead (one line per chunk).
       if (RX == 1 && h % 2 == 0) {
-        _mm_prefetch(reinterpret_cast<const char*>(
-                         wh[h] + packing::StreamAhead(c * 64 + 2048, group_bytes, (H + 1) / 2)),
-                     _MM_HINT_T0);
+        const int64_t ahead = packing::StreamAhead(c * 64, group_bytes, (H + 1) / 2);
+        _mm_prefetch(reinterpret_cast<const char*>(wh[h] + ahead), _MM_HINT_T0);
       }
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wh[h] + c * 64));
       const __m256i c0 = _mm256_and_si256(_mm256_srli_epi16(v, 6), mask);

@@ -39,9 +39,8 @@ void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, i
     __m256i wv[H], aw[H];
     for (int h = 0; h < H; ++h) {
       if (RX == 1 && h % 2 == 0) {  // decode: prefetch the DRAM stream well ahead
-        _mm_prefetch(reinterpret_cast<const char*>(
-                         wh[h] + packing::StreamAhead(qd * 64 + 2048, group_bytes, (H + 1) / 2)),
-                     _MM_HINT_T0);
+        const int64_t ahead = packing::StreamAhead(qd * 64, group_bytes, (H + 1) / 2);
+        _mm_prefetch(reinterpret_cast<const char*>(wh[h] + ahead), _MM_HINT_T0);
       }
       wv[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wh[h] + qd * 64));
       aw[h] = _mm256_abs_epi8(wv[h]);

@@ -80,8 +80,6 @@ void I2sTile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* q, 
 // exact int32 sums are scaled back with arithmetic shifts at the end:
 //   D = acc3 + (acc2 >> 2) + (acc1 >> 4) + (acc0 >> 6).
 // Largest lane: 64 * 2 * 128 * K/4, inside int32 for K < 2^19.
-constexpr int64_t kPrefetch = 2048;  // bytes ahead per stream: about one DRAM latency
-
 template <int MG>
 void I2sGemvTile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* q,
                  float w_scale, const float* scale, const int32_t* sums, float* out,
@@ -97,7 +95,7 @@ void I2sGemvTile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t*
                   x2 = Bcast4(q + c * 16 + 8), x3 = Bcast4(q + c * 16 + 12);
     // Four row groups are four streams group_bytes apart: prefetch each well ahead so decode
     // runs at memory speed rather than at the hardware prefetcher's pace.
-    const int64_t pf = packing::StreamAhead(c * 64 + kPrefetch, group_bytes, MG);
+    const int64_t pf = packing::StreamAhead(c * 64, group_bytes, MG);
     TERN_UNROLL for (int g = 0; g < MG; ++g) {
       _mm_prefetch(reinterpret_cast<const char*>(w + g * group_bytes + pf), _MM_HINT_T0);
       const __m512i v = _mm512_loadu_si512(w + g * group_bytes + c * 64);

@@ -38,8 +38,6 @@ int32_t RowSum(const int8_t* x, int64_t k) {
   return _mm512_reduce_add_epi32(acc);
 }
 
-constexpr int64_t kPrefetch = 2048;  // bytes ahead per decode stream: about one DRAM latency
-
 // The quad body is a macro, not a lambda: even with the loops unrolled (TERN_UNROLL), a
 // lambda capturing the accumulators left gcc 12 copying them between registers every quad.
 template <int MG, int RX>
@@ -70,7 +68,7 @@ void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, i
       TERN_UNROLL for (int g = 0; g < MG; ++g)
         _mm_prefetch(reinterpret_cast<const char*>(pf + g * group_bytes + qd * 64), _MM_HINT_T0);
     } else if (RX == 1) {  // decode head: the streams, well ahead (packing::StreamAhead)
-      const int64_t ahead = packing::StreamAhead(qd * 64 + kPrefetch, group_bytes, MG);
+      const int64_t ahead = packing::StreamAhead(qd * 64, group_bytes, MG);
       TERN_UNROLL for (int g = 0; g < MG; ++g)
         _mm_prefetch(reinterpret_cast<const char*>(w + g * group_bytes + ahead), _MM_HINT_T0);
     }
