@@ -2,26 +2,33 @@
 #include "kernels/packing.h"
 
 #include <cstring>
-#include <vector>
 
 namespace tern::kernels::packing {
 namespace {
 
-// One canonical I2_S row (128-element blocks; byte p of a block holds elements p, p+32, p+64,
-// p+96 in bit pairs 7:6, 5:4, 3:2, 1:0) as one code per element, 3 read as 1 (weight 0).
-void UnpackCanonicalRow(const uint8_t* row, int64_t k, uint8_t* codes) {
-  static constexpr uint8_t kCode[4] = {0, 1, 2, 1};
-  for (int64_t blk = 0; blk < k / 128; ++blk) {
-    const uint8_t* src = row + blk * 32;
-    uint8_t* dst = codes + blk * 128;
-    for (int p = 0; p < 32; ++p) {
-      const uint8_t v = src[p];
-      dst[p] = kCode[v >> 6];
-      dst[32 + p] = kCode[(v >> 4) & 3];
-      dst[64 + p] = kCode[(v >> 2) & 3];
-      dst[96 + p] = kCode[v & 3];
-    }
-  }
+// Loads and stores through memcpy (the rows are byte arrays at any offset); every target we
+// build is little-endian, so byte b of a word is byte b in memory.
+uint32_t Load32(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+uint64_t Load64(const void* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+void Store32(void* p, uint32_t v) { std::memcpy(p, &v, 4); }
+
+constexpr uint32_t kBytes01 = 0x01010101u;
+constexpr uint64_t kBytes01x8 = 0x0101010101010101u;
+
+// Bit pair `shift`..`shift`+1 of each byte of w, moved to bits 1:0, with code 3 (unused by
+// the format, weight 0 for the dequantizer) read as 1. The shift moves bits of byte b+1 into
+// byte b's top; the mask drops them.
+uint64_t CodesAt(uint64_t w, int shift) {
+  const uint64_t f = (w >> shift) & (3 * kBytes01x8);
+  return f & ~((f & (f >> 1) & kBytes01x8) << 1);
 }
 
 }  // namespace
@@ -30,29 +37,30 @@ size_t I2s16Bytes(int64_t k, int64_t n_rows) {
   return static_cast<size_t>(RowGroups(n_rows) * kRowGroup * k / 4);
 }
 
+// Word arithmetic, four output bytes at a time: load time packs ~1.3 G weights for the
+// published model. Chunk c = 8 * blk + cc of a canonical 128-element block holds elements
+// e = 16 cc + 4 s + b (s, b in 0..3); all sixteen sit in bit pair 6 - 2 (cc / 2) of canonical
+// bytes 16 (cc % 2) + 4 s + b, so field s of the output word (bit pair 6 - 2 s of each byte)
+// is one shift and mask of bytes 4 s..4 s + 3 of that 16-byte half.
 void PackI2s16(const uint8_t* canonical, int64_t k, int64_t n_rows, uint8_t* packed) {
-  // Unpack the group's 16 rows to one code per byte first, then assemble: no per-code
-  // division or shift arithmetic (load time packs ~1.3 G weights for the published model).
-  std::vector<uint8_t> codes(static_cast<size_t>(kRowGroup * k));
-  const int64_t groups = RowGroups(n_rows);
+  const int64_t groups = RowGroups(n_rows), chunks = k / 16;
   for (int64_t g = 0; g < groups; ++g) {
+    uint8_t* dst = packed + g * kRowGroup * k / 4;
     for (int i = 0; i < kRowGroup; ++i) {
       const int64_t r = g * kRowGroup + i;
-      uint8_t* cr = codes.data() + i * k;
-      if (r < n_rows) {
-        UnpackCanonicalRow(canonical + r * (k / 4), k, cr);
-      } else {
-        std::memset(cr, 1, static_cast<size_t>(k));  // padding rows: weight 0
+      uint8_t* d = dst + 4 * i;
+      if (r >= n_rows) {  // padding rows: code 1 (weight 0) in every pair
+        for (int64_t c = 0; c < chunks; ++c) Store32(d + c * 64, 0x55 * kBytes01);
+        continue;
       }
-    }
-    uint8_t* dst = packed + g * kRowGroup * k / 4;
-    for (int64_t c = 0; c < k / 16; ++c) {
-      for (int i = 0; i < kRowGroup; ++i) {
-        const uint8_t* q = codes.data() + i * k + 16 * c;
-        for (int b = 0; b < 4; ++b) {
-          dst[c * 64 + 4 * i + b] =
-              static_cast<uint8_t>(q[b] << 6 | q[4 + b] << 4 | q[8 + b] << 2 | q[12 + b]);
-        }
+      const uint8_t* row = canonical + r * (k / 4);
+      for (int64_t c = 0; c < chunks; ++c) {
+        // Two 64-bit loads hold fields s = 0, 1 (lo) and 2, 3 (hi) in their 32-bit halves.
+        const uint8_t* src = row + (c / 8) * 32 + 16 * (c % 2);
+        const int shift = 6 - 2 * static_cast<int>((c % 8) / 2);
+        const uint64_t pairs =
+            CodesAt(Load64(src), shift) << 6 | CodesAt(Load64(src + 8), shift) << 2;
+        Store32(d + c * 64, static_cast<uint32_t>(pairs) | static_cast<uint32_t>(pairs >> 34));
       }
     }
   }
@@ -62,18 +70,28 @@ size_t I8x16Bytes(int64_t k, int64_t n_rows) {
   return static_cast<size_t>(RowGroups(n_rows) * kRowGroup * I8K4(k));
 }
 
+// One 32-bit copy per row and quad (the VAE's ~700 M weights at load time); only a row's
+// last quad, when K % 4 != 0, goes byte by byte.
 void PackI8x16(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t flip,
                uint8_t* packed) {
-  const int64_t groups = RowGroups(n_rows), k4 = I8K4(k);
+  const int64_t groups = RowGroups(n_rows), k4 = I8K4(k), full = k / 4;
+  const uint32_t flip4 = flip * kBytes01;
   for (int64_t g = 0; g < groups; ++g) {
     uint8_t* dst = packed + g * kRowGroup * k4;
-    for (int64_t q = 0; q < k4 / 4; ++q) {
-      for (int i = 0; i < kRowGroup; ++i) {
-        const int64_t r = g * kRowGroup + i;
+    for (int i = 0; i < kRowGroup; ++i) {
+      const int64_t r = g * kRowGroup + i;
+      uint8_t* d = dst + 4 * i;
+      if (r >= n_rows) {  // padding rows: weight 0
+        for (int64_t q = 0; q < k4 / 4; ++q) Store32(d + q * 64, flip4);
+        continue;
+      }
+      const int8_t* row = canonical + r * k;
+      for (int64_t q = 0; q < full; ++q) Store32(d + q * 64, Load32(row + 4 * q) ^ flip4);
+      if (full < k4 / 4) {
         for (int b = 0; b < 4; ++b) {
-          const int64_t kk = 4 * q + b;
-          const int8_t w = (r < n_rows && kk < k) ? canonical[r * k + kk] : 0;
-          dst[q * 64 + 4 * i + b] = static_cast<uint8_t>(static_cast<uint8_t>(w) ^ flip);
+          const int64_t kk = 4 * full + b;
+          const uint8_t w = kk < k ? static_cast<uint8_t>(row[kk]) : 0;
+          d[full * 64 + b] = static_cast<uint8_t>(w ^ flip);
         }
       }
     }
