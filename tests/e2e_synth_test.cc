@@ -52,14 +52,14 @@ class E2E : public ::testing::Test {
 
   // 1.7 s of a deterministic speech-like signal at 24 kHz (not a multiple of 3200 samples,
   // so the prompt has one more pad slot than frames: the position gap of spec 4.6 is live).
-  static Audio Clip() {
+  static Audio Clip(int n = 40900, uint32_t seed = 5) {
     Audio a;
     a.name = "synthetic";
     a.source_rate = 24000;
     a.source_channels = 1;
-    std::mt19937 rng(5);
+    std::mt19937 rng(seed);
     std::normal_distribution<float> noise(0.0f, 0.05f);
-    for (int i = 0; i < 40900; ++i) {
+    for (int i = 0; i < n; ++i) {
       const double t = i / 24000.0;
       a.samples.push_back(static_cast<float>(0.3 * std::sin(2 * M_PI * (200 + 80 * t) * t)) + noise(rng));
     }
@@ -99,6 +99,43 @@ TEST_F(E2E, TokenIdsIndependentOfThreadCount) {
     } else {
       EXPECT_EQ(t->token_ids, ref_ids) << "threads=" << threads;
       EXPECT_EQ(t->prompt_token_ids, ref_prompt);
+    }
+  }
+}
+
+// A Session keeps the KV rows of the prompt's fixed head (the system turn, up to the first
+// speech pad) for its next call: the ids must be exactly those of a fresh Session, and the
+// reuse must be reported. A longer clip needs a bigger cache (a new state: nothing reused).
+TEST_F(E2E, SessionReusesThePromptHeadWithIdenticalIds) {
+  auto model = Load("published");
+  ASSERT_TRUE(model);
+  struct Call {
+    Audio clip;
+    PromptFormat format;
+    std::string context;
+    int64_t want_reused;  // -1: the prompt's head (26 tokens with the Qwen2 vocabulary)
+  };
+  const std::vector<Call> calls = {
+      {Clip(), PromptFormat::kJson, "", 0},
+      {Clip(30000, 9), PromptFormat::kJson, "", -1},
+      {Clip(), PromptFormat::kText, "names: Ada", -1},
+      {Clip(90000, 3), PromptFormat::kJson, "", 0},  // more rows than the cache holds
+      {Clip(), PromptFormat::kJson, "", -1},
+  };
+  for (int threads : {1, 2, 4}) {
+    Session session(model, threads);
+    for (size_t i = 0; i < calls.size(); ++i) {
+      TranscribeOptions o = Forced(6);
+      o.format = calls[i].format;
+      o.context = calls[i].context;
+      Result<Transcript> got = session.Transcribe(calls[i].clip, o);
+      Session fresh(model, threads);
+      Result<Transcript> want = fresh.Transcribe(calls[i].clip, o);
+      ASSERT_TRUE(got.ok() && want.ok());
+      EXPECT_EQ(got->token_ids, want->token_ids) << "call " << i << ", " << threads << " threads";
+      EXPECT_EQ(want->metrics.prompt_reused_tokens, 0);
+      const int64_t expect = calls[i].want_reused < 0 ? 26 : calls[i].want_reused;
+      EXPECT_EQ(got->metrics.prompt_reused_tokens, expect) << "call " << i;
     }
   }
 }

@@ -142,6 +142,7 @@ struct Metrics {
   double prefill_ms = 0;
   double decode_ms = 0;
   int64_t prompt_tokens = 0;
+  int64_t prompt_reused_tokens = 0;  // of those, rows kept from the Session's previous prompt
   int64_t decode_tokens = 0;
   double decode_ms_per_token() const {
     return decode_tokens > 0 ? decode_ms / static_cast<double>(decode_tokens) : 0.0;

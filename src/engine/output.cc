@@ -136,6 +136,7 @@ std::string FormatTranscript(const Transcript& t, OutputFormat format) {
             {"encoder_stages", stages}}},
           {"rtf", m.rtf},
           {"prompt_tokens", m.prompt_tokens},
+          {"prompt_reused_tokens", m.prompt_reused_tokens},
           {"decode_tokens", m.decode_tokens},
           {"peak_rss_bytes", m.peak_rss_bytes},
       };

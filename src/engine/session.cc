@@ -2,6 +2,7 @@
 // (greedy, sampling or beam search), then text and segments.
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <thread>
 
 #include "base/timer.h"
@@ -24,13 +25,23 @@ struct Session::Impl {
 
   const Model::Impl& m() const { return model->impl(); }
 
+  // The prompt head whose rows the state holds first (see StateFor).
+  std::vector<int32_t> cached_head;
+
   // A state with room for `rows` cache rows, reused across calls when it is big enough.
-  vibeasr::DecoderState& StateFor(int64_t rows) {
+  // Every prompt starts with the same system turn (up to the first speech pad), so the rows
+  // of the longest head it shares with the previous prompt stay; returns how many did.
+  int64_t StateFor(int64_t rows, std::span<const int32_t> head) {
+    int64_t keep = 0;
     if (!state || state->max_tokens() < rows) {
       state = std::make_unique<vibeasr::DecoderState>(*m().decoder, rows);
+    } else {
+      const size_t n = std::min(cached_head.size(), head.size());
+      while (keep < static_cast<int64_t>(n) && cached_head[keep] == head[keep]) ++keep;
     }
-    state->Reset();
-    return *state;
+    state->Rewind(keep);
+    cached_head.assign(head.begin(), head.begin() + keep);
+    return keep;
   }
 };
 
@@ -217,11 +228,18 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
         audio.name.c_str(), inputs.size(), t.duration_s, options.decoding.max_tokens,
         static_cast<long long>(c.context));
   }
-  vibeasr::DecoderState& state = impl_->StateFor(rows);
+  // The head is text only (the pads start after it) at positions 0.., so its rows are the
+  // same for every prompt that starts with it; at least the pads are always prefilled.
+  const std::span<const int32_t> head(prompt.tokens.data(), static_cast<size_t>(prompt.pad_start));
+  const int64_t reused = impl_->StateFor(rows, head);
+  vibeasr::DecoderState& state = *impl_->state;
   std::vector<float> logits;
-  TERN_RETURN_IF_ERROR(state.Prefill(inputs, pool, &logits));
+  TERN_RETURN_IF_ERROR(state.Prefill(
+      std::vector<vibeasr::DecoderInput>(inputs.begin() + reused, inputs.end()), pool, &logits));
+  impl_->cached_head.assign(head.begin(), head.end());
   t.metrics.prefill_ms = state.timings().prefill_ms;
   t.metrics.prompt_tokens = static_cast<int64_t>(inputs.size());
+  t.metrics.prompt_reused_tokens = reused;
   const int32_t pos = static_cast<int32_t>(prompt.tokens.size());
 
   timer.Reset();

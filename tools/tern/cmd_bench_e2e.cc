@@ -4,11 +4,14 @@
 // Decoding is forced to run exactly --tokens steps (end-of-turn is ignored), so synthetic
 // checkpoints, which stop at random, measure real work. Without --audio, a deterministic
 // speech-like signal of --seconds is used (a chirp with noise, normalized like real audio).
+// The runs share one Session, as the files of one `tern transcribe` call do, so every run
+// after the first reuses the prompt's fixed head; --fresh-session measures first files.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -46,7 +49,7 @@ int BenchE2E(int argc, char** argv) {
   std::string audio_path, head = "f16";
   double seconds = 3.5;
   int threads = 0, tokens = 32, repeats = 3;
-  bool json = false;
+  bool json = false, fresh = false;
   CLI::App app{"tern bench e2e: end-to-end timings", "tern bench e2e"};
   app.add_option("--model", mo.model_dir, "model directory");
   app.add_option("--vae", mo.vae_path, "encoder GGUF");
@@ -58,6 +61,8 @@ int BenchE2E(int argc, char** argv) {
   app.add_option("--tokens", tokens, "decode steps to force")->capture_default_str();
   app.add_option("--repeats", repeats, "runs after one warm-up; medians are reported")->capture_default_str();
   app.add_flag("--json", json, "one JSON record instead of text");
+  app.add_flag("--fresh-session", fresh,
+               "a new Session per run: nothing carries over (the prompt is prefilled whole)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -83,7 +88,7 @@ int BenchE2E(int argc, char** argv) {
   } else {
     audio = SyntheticAudio(seconds);
   }
-  Session session(*model, threads);
+  auto session = std::make_unique<Session>(*model, threads);
   TranscribeOptions opts;
   opts.decoding.max_tokens = tokens;
   opts.decoding.ignore_eos = true;
@@ -92,7 +97,8 @@ int BenchE2E(int argc, char** argv) {
   std::vector<double> enc, pre, dec, wall, rtf;
   Transcript last;
   for (int r = 0; r <= repeats; ++r) {  // run 0 is the warm-up
-    Result<Transcript> t = session.Transcribe(audio, opts);
+    if (fresh && r > 0) session = std::make_unique<Session>(*model, threads);
+    Result<Transcript> t = session->Transcribe(audio, opts);
     if (!t.ok()) return fail(t.status());
     if (r == 0) continue;
     enc.push_back(t->metrics.encoder_ms);
@@ -107,19 +113,22 @@ int BenchE2E(int argc, char** argv) {
   if (json) {
     std::printf(
         "{\"bench\":\"e2e\",\"audio_s\":%.3f,\"frames\":%lld,\"prompt_tokens\":%lld,"
+        "\"prompt_reused_tokens\":%lld,"
         "\"decode_tokens\":%lld,\"threads\":%d,\"isa\":\"%s\",\"head\":\"%s\","
         "\"load_ms\":%.1f,\"encoder_ms\":%.1f,\"prefill_ms\":%.1f,\"decode_ms_per_token\":%.2f,"
         "\"wall_ms\":%.1f,\"rtf\":%.4f,\"peak_rss_mb\":%.1f,\"repeats\":%d}\n",
         last.duration_s, static_cast<long long>(last.frames),
         static_cast<long long>(last.metrics.prompt_tokens),
+        static_cast<long long>(last.metrics.prompt_reused_tokens),
         static_cast<long long>(last.metrics.decode_tokens), last.threads, last.isa.c_str(),
         info.head.c_str(), info.load_ms, Median(enc), Median(pre), Median(dec), Median(wall),
         Median(rtf), rss_mb, repeats);
   } else {
-    std::printf("e2e: audio %.2f s, %lld frames, prompt %lld tokens, %lld decode steps, %d threads, "
-                "isa %s, head %s\n",
+    std::printf("e2e: audio %.2f s, %lld frames, prompt %lld tokens (%lld reused), %lld decode "
+                "steps, %d threads, isa %s, head %s\n",
                 last.duration_s, static_cast<long long>(last.frames),
                 static_cast<long long>(last.metrics.prompt_tokens),
+                static_cast<long long>(last.metrics.prompt_reused_tokens),
                 static_cast<long long>(last.metrics.decode_tokens), last.threads,
                 last.isa.c_str(), info.head.c_str());
     std::printf("  load %.1f ms | encoder %.1f ms | prefill %.1f ms | decode %.2f ms/token | "

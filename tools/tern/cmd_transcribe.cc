@@ -36,11 +36,12 @@ void PrintMetrics(const std::string& name, const Transcript& t, double load_ms) 
   const Metrics& m = t.metrics;
   std::fprintf(stderr,
                "metrics: file=%s duration_s=%.2f frames=%lld load_ms=%.1f audio_ms=%.1f "
-               "encoder_ms=%.1f prefill_ms=%.1f prompt_tokens=%lld decode_ms=%.1f "
+               "encoder_ms=%.1f prefill_ms=%.1f prompt_tokens=%lld prompt_reused=%lld decode_ms=%.1f "
                "decode_tokens=%lld decode_ms_per_token=%.2f wall_ms=%.1f rtf=%.4f "
                "peak_rss_mb=%.1f isa=%s threads=%d head=%s\n",
                name.c_str(), t.duration_s, static_cast<long long>(t.frames), load_ms, m.audio_ms,
-               m.encoder_ms, m.prefill_ms, static_cast<long long>(m.prompt_tokens), m.decode_ms,
+               m.encoder_ms, m.prefill_ms, static_cast<long long>(m.prompt_tokens),
+               static_cast<long long>(m.prompt_reused_tokens), m.decode_ms,
                static_cast<long long>(m.decode_tokens), m.decode_ms_per_token(), m.wall_ms,
                m.rtf, static_cast<double>(m.peak_rss_bytes) / 1e6, t.isa.c_str(), t.threads,
                t.head.c_str());

@@ -64,8 +64,8 @@ void DecoderState::AllocateBuffers() {
   pos_.Allocate(batch_);
 }
 
-void DecoderState::Reset() {
-  n_cached_ = 0;
+void DecoderState::Rewind(int64_t rows) {
+  n_cached_ = std::clamp<int64_t>(rows, 0, n_cached_);
   timings_ = Timings();
 }
 

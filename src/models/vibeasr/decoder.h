@@ -73,7 +73,12 @@ class DecoderState {
   int64_t n_cached() const { return n_cached_; }
   int64_t max_tokens() const { return max_tokens_; }
   // Forgets the cached rows and the timings.
-  void Reset();
+  void Reset() { Rewind(0); }
+  // Keeps the first `rows` cached rows (clamped to [0, n_cached()]), forgets the rest and the
+  // timings: a sequence that starts like the previous one (every prompt starts with the same
+  // system turn) prefills only from where they differ. Each row depends only on the rows
+  // before it, so the result is the same, bit for bit, as prefilling it all again.
+  void Rewind(int64_t rows);
 
   struct Timings {
     double prefill_ms = 0, decode_ms = 0;

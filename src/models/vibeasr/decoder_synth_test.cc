@@ -99,7 +99,9 @@ TEST_F(SynthDecoderTest, MatchesReferenceAndInt8HeadAgreesWithinItsBound) {
     const int64_t ta = Argmax(la), tb = Argmax(lb);
     ++total;
     agree += ta == tb;
-    if (ta != tb) EXPECT_LE(la[ta] - la[tb], 1.1 * (bound[ta] + bound[tb])) << step;
+    if (ta != tb) {
+      EXPECT_LE(la[ta] - la[tb], 1.1 * (bound[ta] + bound[tb])) << step;
+    }
 
     const int32_t tok = static_cast<int32_t>(ta);
     ASSERT_TRUE(a.Step(tok, pos, pool, &la).ok());

@@ -265,6 +265,52 @@ TEST(DecoderTest, ResetStartsAFreshSequence) {
   EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
 }
 
+// A state rewound to the rows two sequences share and prefilled with the rest of the second
+// gives the second's logits bit for bit: the session reuses the prompt's fixed head this way.
+TEST(DecoderTest, RewindThenPrefillEqualsAFreshPrefill) {
+  TinyLmSpec spec;
+  Loaded l = Load(spec);
+  ASSERT_TRUE(l.dec);
+  // a and b share their first 9 text rows (same seed), then differ: frames and text.
+  const Prompt a = MakePrompt(spec.hidden, spec.vocab, 9, 6, 7, 21);
+  Prompt b = MakePrompt(spec.hidden, spec.vocab, 9, 6, 7, 21);
+  for (int64_t i = 9; i < 15; ++i) {
+    for (float& x : b.frames[i - 9]) x = -x;
+  }
+  b.inputs.back().token = (b.inputs.back().token + 1) % spec.vocab;
+  const int32_t n = static_cast<int32_t>(a.inputs.size());
+  for (int threads : {1, 2, 4}) {
+    ThreadPool pool(threads);
+    DecoderState fresh(*l.dec, 40);
+    std::vector<float> want, want_step, got, got_step;
+    ASSERT_TRUE(fresh.Prefill(a.inputs, pool, &want).ok());
+    ASSERT_TRUE(fresh.Step(5, n, pool, &want_step).ok());
+
+    DecoderState st(*l.dec, 40);
+    ASSERT_TRUE(st.Prefill(b.inputs, pool, &got).ok());
+    ASSERT_TRUE(st.Step(3, n, pool, &got).ok());
+    EXPECT_GT(MaxAbsDiff(got, want_step), 0.0) << "b must differ from a";
+    for (int64_t keep : {int64_t{9}, int64_t{4}, int64_t{0}}) {
+      st.Rewind(keep);
+      EXPECT_EQ(st.n_cached(), keep);
+      EXPECT_EQ(st.timings().prefill_ms, 0.0);
+      const std::vector<DecoderInput> rest(a.inputs.begin() + keep, a.inputs.end());
+      ASSERT_TRUE(st.Prefill(rest, pool, &got).ok());
+      ASSERT_TRUE(st.Step(5, n, pool, &got_step).ok());
+      EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * 4), 0)
+          << threads << " threads, keep " << keep;
+      EXPECT_EQ(std::memcmp(want_step.data(), got_step.data(), want_step.size() * 4), 0)
+          << threads << " threads, keep " << keep;
+      // Back to b's rows for the next round (its first 9 are a's).
+      st.Rewind(9);
+      const std::vector<DecoderInput> b_rest(b.inputs.begin() + 9, b.inputs.end());
+      ASSERT_TRUE(st.Prefill(b_rest, pool, &got).ok());
+    }
+    st.Rewind(1000);  // clamped: keeps what it has
+    EXPECT_EQ(st.n_cached(), n);
+  }
+}
+
 TEST(DecoderTest, RuntimeErrorsLeaveTheStateUnchanged) {
   TinyLmSpec spec;
   Loaded l = Load(spec);
