@@ -3,6 +3,7 @@
 // ISAs, the ways of naming the model, and the two type-id numberings.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,6 +73,28 @@ class E2E : public ::testing::Test {
     o.decoding.ignore_eos = true;  // random weights stop anywhere: force real decode work
     o.decoding.repetition_guard = false;
     return o;
+  }
+
+  // A 16-bit PCM WAV of `a`, written by hand (the audio layer is tested elsewhere).
+  static Status WriteWav(const Audio& a, const std::string& path) {
+    std::string bytes;
+    auto put32 = [&bytes](uint32_t v) { bytes.append(reinterpret_cast<const char*>(&v), 4); };
+    auto put16 = [&bytes](uint16_t v) { bytes.append(reinterpret_cast<const char*>(&v), 2); };
+    const uint32_t data_bytes = static_cast<uint32_t>(a.samples.size() * 2);
+    bytes += "RIFF";
+    put32(36 + data_bytes);
+    bytes += "WAVEfmt ";
+    put32(16); put16(1); put16(1); put32(24000); put32(48000); put16(2); put16(16);
+    bytes += "data";
+    put32(data_bytes);
+    for (float v : a.samples) put16(static_cast<uint16_t>(static_cast<int16_t>(std::lrint(std::clamp(v, -1.0f, 1.0f) * 32767.0f))));
+    return WriteStringToFile(path, bytes);
+  }
+
+  // Runs a shell command; its exit code (-1 if it did not exit normally).
+  static int Shell(const std::string& cmd) {
+    const int st = std::system(cmd.c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   }
 
   static std::string* dir_;
@@ -242,22 +265,7 @@ TEST_F(E2E, ClearErrors) {
 // The CLI, once per kernel ISA this machine runs (TERN_ISA), gives the same token ids.
 TEST_F(E2E, CliTokenIdsIdenticalOnEveryIsa) {
   const std::string wav = *scratch_ + "/clip.wav";
-  {
-    // A 16-bit PCM WAV of the clip, written by hand (the audio layer is tested elsewhere).
-    const Audio a = Clip();
-    std::string bytes;
-    auto put32 = [&bytes](uint32_t v) { bytes.append(reinterpret_cast<const char*>(&v), 4); };
-    auto put16 = [&bytes](uint16_t v) { bytes.append(reinterpret_cast<const char*>(&v), 2); };
-    const uint32_t data_bytes = static_cast<uint32_t>(a.samples.size() * 2);
-    bytes += "RIFF";
-    put32(36 + data_bytes);
-    bytes += "WAVEfmt ";
-    put32(16); put16(1); put16(1); put32(24000); put32(48000); put16(2); put16(16);
-    bytes += "data";
-    put32(data_bytes);
-    for (float v : a.samples) put16(static_cast<uint16_t>(static_cast<int16_t>(std::lrint(std::clamp(v, -1.0f, 1.0f) * 32767.0f))));
-    ASSERT_TRUE(WriteStringToFile(wav, bytes).ok());
-  }
+  ASSERT_TRUE(WriteWav(Clip(), wav).ok());
   size_t n = 0;
   const kernels::Isa* isas = kernels::AvailableIsas(&n);
   ASSERT_GE(n, 1u);
@@ -277,6 +285,40 @@ TEST_F(E2E, CliTokenIdsIdenticalOnEveryIsa) {
     if (i == 0) ref = ids;
     else EXPECT_EQ(ids, ref) << kernels::IsaName(isas[i]);
   }
+}
+
+// "-" reads the audio from standard input; a failing input among several is reported and
+// the others are still transcribed, the exit code saying that one failed.
+TEST_F(E2E, CliReadsStdinAndContinuesPastAFailingInput) {
+  const std::string wav = *scratch_ + "/a.wav", wav2 = *scratch_ + "/b.wav";
+  ASSERT_TRUE(WriteWav(Clip(), wav).ok());
+  ASSERT_TRUE(WriteWav(Clip(30000, 9), wav2).ok());
+  const std::string tern = std::string(TERN_BINARY) + " transcribe -q -t 2 --model " + *dir_ +
+                           "/published --max-tokens 8 --output-format verbose_json ";
+  auto ids = [](const std::string& path) {
+    Result<std::string> text = ReadFileToString(path);
+    EXPECT_TRUE(text.ok()) << path;
+    if (!text.ok()) return std::vector<int32_t>{};
+    return nlohmann::json::parse(*text)["token_ids"].get<std::vector<int32_t>>();
+  };
+  const std::string from_file = *scratch_ + "/file.json", from_stdin = *scratch_ + "/stdin.json";
+  ASSERT_EQ(Shell(tern + "-o " + from_file + " " + wav), 0);
+  ASSERT_EQ(Shell(tern + "-o " + from_stdin + " - < " + wav), 0);
+  EXPECT_FALSE(ids(from_file).empty());
+  EXPECT_EQ(ids(from_stdin), ids(from_file));
+
+  const std::string out = *scratch_ + "/batch", err = *scratch_ + "/batch.err";
+  fs::create_directories(out);
+  EXPECT_EQ(Shell(tern + "--output-dir " + out + " " + wav + " " + *scratch_ + "/missing.wav " +
+                  wav2 + " 2> " + err),
+            1);
+  EXPECT_EQ(ids(out + "/a.json"), ids(from_file));
+  EXPECT_FALSE(ids(out + "/b.json").empty());
+  Result<std::string> msg = ReadFileToString(err);
+  ASSERT_TRUE(msg.ok());
+  EXPECT_NE(msg->find("missing.wav: no such file"), std::string::npos) << *msg;
+  EXPECT_NE(msg->find("1 of 3 inputs failed"), std::string::npos) << *msg;
+  EXPECT_EQ(Shell(tern + "- - < " + wav + " 2>/dev/null"), 2);  // stdin only once
 }
 
 }  // namespace

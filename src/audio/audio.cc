@@ -217,7 +217,7 @@ Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options) {
 Result<Audio> LoadAudioFromMemory(const void* data, size_t size, const std::string& name,
                                   const AudioOptions& options) {
   TERN_RETURN_IF_ERROR(options.Validate());
-  if (size == 0) return FormatError("%s: no bytes (empty upload?)", name.c_str());
+  if (size == 0) return FormatError("%s: no bytes (empty input)", name.c_str());
   SF_VIRTUAL_IO io{MemLength, MemSeek, MemRead, MemWrite, MemTell};
   MemStream m{static_cast<const uint8_t*>(data), static_cast<sf_count_t>(size), 0};
   SF_INFO info{};

@@ -1,6 +1,7 @@
 // tern transcribe: audio files in, transcripts out. Uses only the public API (tern/tern.h).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -60,6 +61,62 @@ Status WriteFile(const std::string& path, const std::string& data) {
   return Status::Ok();
 }
 
+// "-" is standard input, read whole (compressed formats need to seek), up to kMaxStdinBytes.
+constexpr size_t kMaxStdinBytes = size_t{2} << 30;
+
+Result<Audio> ReadInput(const std::string& input, const AudioOptions& options) {
+  if (input != "-") return LoadAudio(input, options);
+  std::string bytes;
+  char buf[1 << 16];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, stdin)) > 0) {
+    if (bytes.size() + got > kMaxStdinBytes)
+      return ResourceExhaustedError("stdin: more than %zu MB of audio; pass a file instead",
+                                    kMaxStdinBytes >> 20);
+    bytes.append(buf, got);
+  }
+  if (std::ferror(stdin)) return IoError("stdin: read failed");
+  return LoadAudioFromMemory(bytes.data(), bytes.size(), "stdin", options);
+}
+
+// One input: audio, features if asked, transcript to its destination, metrics.
+Status TranscribeOne(Flags& f, const std::string& input, OutputFormat format, Session& session,
+                     double load_ms) {
+  TERN_ASSIGN_OR_RETURN(Audio audio, ReadInput(input, f.audio));
+  if (!f.quiet && audio.duration_s() > 30.0) {
+    f.transcribe.on_progress = [&input](double p) {
+      std::fprintf(stderr, "\rtern: %s: %3.0f%%", input.c_str(), p * 100.0);
+      if (p >= 1.0) std::fputc('\n', stderr);
+      return true;
+    };
+  } else {
+    f.transcribe.on_progress = nullptr;
+  }
+  if (!f.dump_features.empty()) {
+    TERN_ASSIGN_OR_RETURN(Features feats, session.Encode(audio));
+    const std::string bytes(reinterpret_cast<const char*>(feats.data.data()),
+                            feats.data.size() * sizeof(float));
+    TERN_RETURN_IF_ERROR(WriteFile(f.dump_features, bytes));
+  }
+  Result<Transcript> t = session.Transcribe(audio, f.transcribe);
+  if (!t.ok()) return t.status().WithPrefix(input == "-" ? "stdin" : input);
+  for (const std::string& w : t->warnings) std::fprintf(stderr, "tern: warning: %s: %s\n", input.c_str(), w.c_str());
+  const std::string text = FormatTranscript(*t, format);
+  if (!f.output_dir.empty()) {
+    const std::string stem = input == "-" ? "stdin" : std::filesystem::path(input).stem().string();
+    const std::filesystem::path out =
+        std::filesystem::path(f.output_dir) / (stem + OutputFormatExtension(format));
+    TERN_RETURN_IF_ERROR(WriteFile(out.string(), text));
+  } else if (!f.output_file.empty()) {
+    TERN_RETURN_IF_ERROR(WriteFile(f.output_file, text));
+  } else {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
+  if (f.metrics) PrintMetrics(input == "-" ? "stdin" : input, *t, load_ms);
+  return Status::Ok();
+}
+
 Status Run(Flags& f) {
   if (f.head == "int8") f.model.head = HeadPrecision::kInt8;
   else if (f.head != "f16") return InvalidArgumentError("--head must be f16 or int8, not '%s'", f.head.c_str());
@@ -77,6 +134,8 @@ Status Run(Flags& f) {
                                 f.inputs.size());
   if (!f.dump_features.empty() && f.inputs.size() > 1)
     return InvalidArgumentError("--dump-features takes one input, got %zu", f.inputs.size());
+  if (std::count(f.inputs.begin(), f.inputs.end(), "-") > 1)
+    return InvalidArgumentError("'-' (standard input) can be read only once");
   if (!f.output_dir.empty() && !std::filesystem::is_directory(f.output_dir))
     return NotFoundError("--output-dir %s: not a directory", f.output_dir.c_str());
   TERN_RETURN_IF_ERROR(f.model.Validate());
@@ -86,38 +145,20 @@ Status Run(Flags& f) {
   TERN_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Load(f.model));
   Session session(model, f.threads);
 
+  // A failing input does not stop the others (as in a batch of hundreds of files): its
+  // error is printed and the run ends with the first failure's code.
+  Status first_failure;
+  size_t failed = 0;
   for (const std::string& input : f.inputs) {
-    TERN_ASSIGN_OR_RETURN(Audio audio, LoadAudio(input, f.audio));
-    if (!f.quiet && audio.duration_s() > 30.0) {
-      f.transcribe.on_progress = [&input](double p) {
-        std::fprintf(stderr, "\rtern: %s: %3.0f%%", input.c_str(), p * 100.0);
-        if (p >= 1.0) std::fputc('\n', stderr);
-        return true;
-      };
-    } else {
-      f.transcribe.on_progress = nullptr;
-    }
-    if (!f.dump_features.empty()) {
-      TERN_ASSIGN_OR_RETURN(Features feats, session.Encode(audio));
-      const std::string bytes(reinterpret_cast<const char*>(feats.data.data()),
-                              feats.data.size() * sizeof(float));
-      TERN_RETURN_IF_ERROR(WriteFile(f.dump_features, bytes));
-    }
-    Result<Transcript> t = session.Transcribe(audio, f.transcribe);
-    if (!t.ok()) return t.status().WithPrefix(input);
-    for (const std::string& w : t->warnings) std::fprintf(stderr, "tern: warning: %s: %s\n", input.c_str(), w.c_str());
-    const std::string text = FormatTranscript(*t, format);
-    if (!f.output_dir.empty()) {
-      const std::filesystem::path out = std::filesystem::path(f.output_dir) /
-          (std::filesystem::path(input).stem().string() + OutputFormatExtension(format));
-      TERN_RETURN_IF_ERROR(WriteFile(out.string(), text));
-    } else if (!f.output_file.empty()) {
-      TERN_RETURN_IF_ERROR(WriteFile(f.output_file, text));
-    } else {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      std::fflush(stdout);
-    }
-    if (f.metrics) PrintMetrics(input, *t, model->info().load_ms);
+    const Status s = TranscribeOne(f, input, format, session, model->info().load_ms);
+    if (s.ok()) continue;
+    if (f.inputs.size() == 1) return s;
+    std::fprintf(stderr, "tern transcribe: %s\n", s.ToString().c_str());
+    if (failed++ == 0) first_failure = s;
+  }
+  if (failed > 0) {
+    return Status(first_failure.code(), std::to_string(failed) + " of " +
+                                            std::to_string(f.inputs.size()) + " inputs failed");
   }
   return Status::Ok();
 }
@@ -151,7 +192,7 @@ int CmdTranscribe(int argc, char** argv) {
   app.add_option("--max-audio-seconds", f.audio.max_seconds, "refuse longer audio")->capture_default_str();
   app.add_flag("--metrics", f.metrics, "print timings, RTF and peak memory to stderr");
   app.add_flag("-q,--quiet", f.quiet, "no progress on stderr");
-  app.add_option("audio", f.inputs, "audio files (WAV, FLAC, OGG, MP3)")->required();
+  app.add_option("audio", f.inputs, "audio files (WAV, FLAC, OGG, MP3); - reads standard input")->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
