@@ -163,6 +163,69 @@ TEST_F(E2E, SessionReusesThePromptHeadWithIdenticalIds) {
   }
 }
 
+// Audio cut into pieces (--chunk-seconds): each piece's ids are those of transcribing that
+// piece alone, the pieces tile the audio, segment times are shifted to the whole file, and
+// nothing depends on the thread count.
+TEST_F(E2E, LongAudioInPiecesMatchesThePiecesAlone) {
+  auto model = Load("published");
+  ASSERT_TRUE(model);
+  const Audio clip = Clip(60000, 11);  // 2.5 s
+  TranscribeOptions o = Forced(5);
+  o.chunk_seconds = 1.0;
+  std::vector<int32_t> ref;
+  for (int threads : {1, 2, 4}) {
+    Session s(model, threads);
+    Result<Transcript> t = s.Transcribe(clip, o);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    ASSERT_EQ(t->pieces.size(), 3u);
+    EXPECT_EQ(t->pieces.front().first, 0.0);
+    EXPECT_DOUBLE_EQ(t->pieces.back().second, 2.5);
+    ASSERT_EQ(t->segments.size(), 3u);  // plain-text answers: one segment per piece
+    std::vector<int32_t> ids;
+    int64_t frames = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      const auto [t0, t1] = t->pieces[i];
+      if (i > 0) {
+        EXPECT_EQ(t0, t->pieces[i - 1].second);
+      }
+      EXPECT_LE(t1 - t0, 1.0);
+      EXPECT_EQ(t->segments[i].start, t0);
+      EXPECT_EQ(t->segments[i].end, t1);
+      Audio piece = clip;
+      piece.samples.assign(clip.samples.begin() + std::llround(t0 * 24000),
+                           clip.samples.begin() + std::llround(t1 * 24000));
+      Session alone(model, threads);
+      Result<Transcript> p = alone.Transcribe(piece, Forced(5));
+      ASSERT_TRUE(p.ok());
+      const size_t tb = p->text.find_first_not_of(" \t\r\n");
+      const std::string trimmed = tb == std::string::npos
+          ? std::string()
+          : p->text.substr(tb, p->text.find_last_not_of(" \t\r\n") - tb + 1);
+      EXPECT_EQ(t->segments[i].text, trimmed);
+      ids.insert(ids.end(), p->token_ids.begin(), p->token_ids.end());
+      frames += p->frames;
+    }
+    EXPECT_EQ(t->token_ids, ids) << threads << " threads";
+    EXPECT_EQ(t->frames, frames);
+    EXPECT_EQ(t->metrics.decode_tokens, 15);
+    if (threads == 1) {
+      ref = t->token_ids;
+    } else {
+      EXPECT_EQ(t->token_ids, ref);
+    }
+  }
+  // One piece when the limit is longer than the audio; bad limits are rejected.
+  Session s(model, 1);
+  o.chunk_seconds = 10;
+  Result<Transcript> one = s.Transcribe(clip, o);
+  ASSERT_TRUE(one.ok());
+  EXPECT_TRUE(one->pieces.empty());
+  for (double bad : {0.5, -1.0, std::nan("")}) {
+    o.chunk_seconds = bad;
+    EXPECT_EQ(s.Transcribe(clip, o).status().code(), ErrorCode::kInvalidArgument) << bad;
+  }
+}
+
 TEST_F(E2E, FeaturesIndependentOfThreadCount) {
   auto model = Load("published");
   ASSERT_TRUE(model);

@@ -123,6 +123,11 @@ struct TranscribeOptions {
   PromptFormat format = PromptFormat::kText;
   std::string context;        // extra info folded into the prompt ("with extra info: ...")
   DecodingOptions decoding;
+  // Long audio. 0: one prompt for the whole audio when its pads and max_tokens fit the
+  // decoder's context, else consecutive pieces that do (cut at the quietest moment near each
+  // limit). > 0: also at most this many seconds per piece (bounds memory; at least 1 s).
+  // Each piece is transcribed on its own: speaker numbers restart in every piece.
+  double chunk_seconds = 0;
   // Called with the fraction of work done (0..1); return false to cancel.
   std::function<bool(double)> on_progress;
   const std::atomic<bool>* cancel = nullptr;
@@ -163,6 +168,10 @@ struct Transcript {
   std::vector<std::string> warnings;
   int64_t frames = 0;               // encoder frames fed to the decoder
   double duration_s = 0;
+  // Audio longer than one prompt holds (see TranscribeOptions::chunk_seconds): the [start,
+  // end) seconds of each piece, in order; empty when the audio went in one prompt. Then
+  // prompt_token_ids is the first piece's prompt and token_ids the pieces' ids in turn.
+  std::vector<std::pair<double, double>> pieces;
   Metrics metrics;
   std::string model;                // LM file name (general.name when present)
   std::string head;                 // "f16" or "int8"

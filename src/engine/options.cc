@@ -41,6 +41,9 @@ Status DecodingOptions::Validate() const {
 Status TranscribeOptions::Validate() const {
   if (context.size() > 64 * 1024)
     return InvalidArgumentError("context is %zu bytes; at most 65536 are accepted", context.size());
+  if (!(chunk_seconds == 0 || (chunk_seconds >= 1 && chunk_seconds <= 1e6)))
+    return InvalidArgumentError("chunk seconds must be 0 (automatic) or in [1, 1e6], got %g",
+                                chunk_seconds);
   return decoding.Validate();
 }
 

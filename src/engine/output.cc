@@ -10,10 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/segments.h"
 #include "tern/tern.h"
 
 namespace tern {
 namespace {
+
+using engine::TrimText;
 
 struct Cue {
   double start, end;
@@ -46,13 +49,6 @@ std::string Timestamp(double seconds, char sep) {
   std::snprintf(buf, sizeof(buf), "%02lld:%02lld:%02lld%c%03lld", ms / 3600000, ms / 60000 % 60,
                 ms / 1000 % 60, sep, ms % 1000);
   return buf;
-}
-
-std::string TrimText(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  const size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
 }
 
 nlohmann::json SegmentsJson(const Transcript& t) {
@@ -118,6 +114,7 @@ std::string FormatTranscript(const Transcript& t, OutputFormat format) {
           {"structured", t.structured},
           {"duration", t.duration_s},
           {"frames", t.frames},
+          {"pieces", t.pieces},
           {"prompt_token_ids", t.prompt_token_ids},
           {"token_ids", t.token_ids},
           {"stop_reason", t.stop_reason},

@@ -221,4 +221,11 @@ bool ParseJsonSegments(std::string_view text, std::vector<Segment>* segments) {
   return !segments->empty();
 }
 
+std::string TrimText(std::string_view s) {
+  const size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return "";
+  const size_t e = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(b, e - b + 1));
+}
+
 }  // namespace tern::engine

@@ -20,4 +20,7 @@ namespace tern::engine {
 // text as one plain segment).
 bool ParseJsonSegments(std::string_view text, std::vector<Segment>* segments);
 
+// `s` without leading and trailing spaces, tabs and line breaks.
+std::string TrimText(std::string_view s);
+
 }  // namespace tern::engine

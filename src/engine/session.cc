@@ -2,10 +2,12 @@
 // (greedy, sampling or beam search), then text and segments.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <span>
 #include <thread>
 
 #include "base/timer.h"
+#include "engine/chunks.h"
 #include "engine/model_impl.h"
 #include "engine/prefill.h"
 #include "engine/prompt.h"
@@ -24,6 +26,10 @@ struct Session::Impl {
   Impl(std::shared_ptr<const Model> m, int threads) : model(std::move(m)), pool(threads) {}
 
   const Model::Impl& m() const { return model->impl(); }
+
+  Result<Transcript> TranscribeWhole(const float* x, int64_t n, const std::string& name,
+                                     const TranscribeOptions& options);
+  Result<int64_t> MaxPieceSamples(int64_t n, const TranscribeOptions& options) const;
 
   // The prompt head whose rows the state holds first (see StateFor).
   std::vector<int32_t> cached_head;
@@ -184,14 +190,16 @@ Result<Features> Session::Encode(const Audio& audio) {
   return out;
 }
 
-Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptions& options) {
-  TERN_RETURN_IF_ERROR(options.Validate());
-  if (audio.samples.empty()) return InvalidArgumentError("%s: no audio samples", audio.name.c_str());
+// One prompt for samples x[0, n) (the whole audio, or one piece of it).
+Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
+                                                  const std::string& name,
+                                                  const TranscribeOptions& options) {
+  Impl* impl_ = this;
   const Model::Impl& m = impl_->m();
   ThreadPool& pool = impl_->pool;
   Timer wall;
   Transcript t;
-  t.duration_s = audio.duration_s();
+  t.duration_s = static_cast<double>(n) / engine::kModelSampleRate;
   t.model = m.info.name;
   t.head = m.info.head;
   t.isa = m.info.isa;
@@ -201,7 +209,7 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
   vibeasr::EncoderTimings et;
   Timer timer;
   TERN_ASSIGN_OR_RETURN(vibeasr::Features feats,
-                        m.encoder->Run(audio.samples.data(), audio.samples.size(), pool, &et));
+                        m.encoder->Run(x, static_cast<size_t>(n), pool, &et));
   t.metrics.encoder_ms = timer.ElapsedMs();
   t.metrics.stages = et.stages;
   if (Cancelled(options)) return CancelledError("transcription cancelled");
@@ -210,9 +218,8 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
 
   // 2. Prompt, with N pad slots of which the first F carry the frames.
   TERN_ASSIGN_OR_RETURN(engine::Prompt prompt,
-                        engine::BuildPrompt(*m.tokenizer, m.special,
-                                            static_cast<int64_t>(audio.samples.size()),
-                                            options.format, options.context));
+                        engine::BuildPrompt(*m.tokenizer, m.special, n, options.format,
+                                            options.context));
   t.prompt_token_ids = prompt.tokens;
   t.frames = std::min<int64_t>(prompt.pad_count, feats.frames);
   std::vector<vibeasr::DecoderInput> inputs =
@@ -225,7 +232,7 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
     return ResourceExhaustedError(
         "%s: the prompt (%zu tokens for %.1f s of audio) plus --max-tokens %d exceeds the "
         "model's context of %lld tokens; use shorter audio or fewer tokens",
-        audio.name.c_str(), inputs.size(), t.duration_s, options.decoding.max_tokens,
+        name.c_str(), inputs.size(), t.duration_s, options.decoding.max_tokens,
         static_cast<long long>(c.context));
   }
   // The head is text only (the pads start after it) at positions 0.., so its rows are the
@@ -252,6 +259,11 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
   t.token_ids = dec->tokens;
   t.stop_reason = dec->stop_reason;
   t.warnings = dec->warnings;
+  if (t.stop_reason == "max_tokens" && !options.decoding.ignore_eos) {
+    t.warnings.push_back("the transcript was cut off at the token limit (" +
+                         std::to_string(options.decoding.max_tokens) +
+                         " tokens); raise --max-tokens or use shorter --chunk-seconds");
+  }
 
   // 4. Text: drop the model's own "<|im_start|>assistant\n" and the stop token.
   const engine::ContentRange r = engine::StripAssistantHeader(*m.tokenizer, m.special, t.token_ids);
@@ -264,6 +276,117 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
   t.metrics.rtf = t.duration_s > 0 ? t.metrics.wall_ms / 1000.0 / t.duration_s : 0.0;
   t.metrics.peak_rss_bytes = PeakRssBytes();
   return t;
+}
+
+// Encoder activations per piece when no --chunk-seconds is given: about 13 minutes of audio
+// at the published geometry (~5.2 MB per second), so a long recording neither exhausts a
+// 16 GB machine nor depends, in where it is cut, on the machine it runs on.
+constexpr size_t kPieceEncoderBytes = size_t{4} << 30;
+
+// The longest piece (samples) whose prompt and output budget fit the decoder's context, and
+// then either within options.chunk_seconds or, without it, within kPieceEncoderBytes of
+// encoder activations; an error when not even one frame fits the context.
+Result<int64_t> Session::Impl::MaxPieceSamples(int64_t n, const TranscribeOptions& options) const {
+  int64_t limit = n;
+  if (options.chunk_seconds > 0) {
+    limit = std::min<int64_t>(limit, std::llround(options.chunk_seconds * engine::kModelSampleRate));
+  } else if (m().encoder->WorkspaceBytes(static_cast<size_t>(n)) > kPieceEncoderBytes) {
+    int64_t lo = engine::kSamplesPerFrame, hi = n;  // WorkspaceBytes grows with n
+    while (hi - lo > engine::kSamplesPerFrame) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      (m().encoder->WorkspaceBytes(static_cast<size_t>(mid)) <= kPieceEncoderBytes ? lo : hi) = mid;
+    }
+    limit = lo;
+  }
+  const int64_t context = m().decoder->config().context;
+  if (context <= 0) return limit;
+  // Everything but the pads, from the whole audio's prompt (a piece's duration has no more
+  // digits), plus a few tokens of slack for tokenizers that split digits differently.
+  TERN_ASSIGN_OR_RETURN(engine::Prompt p, engine::BuildPrompt(*m().tokenizer, m().special, n,
+                                                              options.format, options.context));
+  const int64_t fixed = static_cast<int64_t>(p.tokens.size()) - p.pad_count + 4;
+  const int64_t pads = context - options.decoding.max_tokens - fixed;
+  if (pads < 1) {
+    return ResourceExhaustedError(
+        "the prompt (%lld tokens besides the audio) plus --max-tokens %d leaves no room for "
+        "audio in the model's context of %lld tokens; use fewer --max-tokens",
+        static_cast<long long>(fixed), options.decoding.max_tokens,
+        static_cast<long long>(context));
+  }
+  return std::min(limit, pads * engine::kSamplesPerFrame);
+}
+
+Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptions& options) {
+  TERN_RETURN_IF_ERROR(options.Validate());
+  if (audio.samples.empty()) return InvalidArgumentError("%s: no audio samples", audio.name.c_str());
+  const int64_t n = static_cast<int64_t>(audio.samples.size());
+  Result<int64_t> max_len = impl_->MaxPieceSamples(n, options);
+  if (!max_len.ok()) return max_len.status().WithPrefix(audio.name);
+  if (n <= *max_len) return impl_->TranscribeWhole(audio.samples.data(), n, audio.name, options);
+
+  // Long audio: one prompt per piece, in order, merged into one transcript with the pieces'
+  // times shifted to the whole file. Speaker numbers restart in every piece.
+  Timer wall;
+  const std::vector<std::pair<int64_t, int64_t>> pieces =
+      engine::PlanChunks(audio.samples.data(), n, *max_len);
+  const double sr = engine::kModelSampleRate;
+  Transcript all;
+  all.duration_s = audio.duration_s();
+  all.structured = true;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const auto [b, e] = pieces[i];
+    const double t0 = static_cast<double>(b) / sr, t1 = static_cast<double>(e) / sr;
+    TranscribeOptions o = options;
+    if (options.on_progress) {
+      const double lo = static_cast<double>(i) / pieces.size(), hi = (i + 1.0) / pieces.size();
+      o.on_progress = [&options, lo, hi](double p) { return options.on_progress(lo + p * (hi - lo)); };
+    }
+    char where[64];
+    std::snprintf(where, sizeof where, " [%.2f-%.2f s]", t0, t1);
+    Result<Transcript> part = impl_->TranscribeWhole(audio.samples.data() + b, e - b,
+                                                     audio.name + where, o);
+    if (!part.ok()) return part.status();
+    Transcript& p = *part;
+    if (i == 0) {
+      all.prompt_token_ids = p.prompt_token_ids;
+      all.model = p.model;
+      all.head = p.head;
+      all.isa = p.isa;
+      all.threads = p.threads;
+      all.stop_reason = p.stop_reason;
+    }
+    // The worst stop of any piece: a cut-off or looping piece is what the caller must see.
+    if (p.stop_reason != "eos" && all.stop_reason == "eos") all.stop_reason = p.stop_reason;
+    const std::string text = engine::TrimText(p.text);
+    if (!text.empty()) all.text += (all.text.empty() ? "" : " ") + text;
+    for (Segment seg : p.segments) {
+      if (p.structured) {
+        if (seg.start >= 0) seg.start += t0;
+        if (seg.end >= 0) seg.end += t0;
+      } else {
+        seg = Segment{t0, t1, -1, text};
+      }
+      all.segments.push_back(std::move(seg));
+    }
+    all.structured = all.structured && p.structured;
+    all.token_ids.insert(all.token_ids.end(), p.token_ids.begin(), p.token_ids.end());
+    for (const std::string& w : p.warnings) all.warnings.push_back(std::string(where + 1) + ": " + w);
+    all.frames += p.frames;
+    all.pieces.push_back({t0, t1});
+    Metrics& m = all.metrics;
+    m.encoder_ms += p.metrics.encoder_ms;
+    m.prefill_ms += p.metrics.prefill_ms;
+    m.decode_ms += p.metrics.decode_ms;
+    m.prompt_tokens += p.metrics.prompt_tokens;
+    m.prompt_reused_tokens += p.metrics.prompt_reused_tokens;
+    m.decode_tokens += p.metrics.decode_tokens;
+    if (m.stages.empty()) m.stages = p.metrics.stages;
+    else for (size_t k = 0; k < m.stages.size() && k < p.metrics.stages.size(); ++k) m.stages[k].second += p.metrics.stages[k].second;
+  }
+  all.metrics.wall_ms = wall.ElapsedMs();
+  all.metrics.rtf = all.duration_s > 0 ? all.metrics.wall_ms / 1000.0 / all.duration_s : 0.0;
+  all.metrics.peak_rss_bytes = PeakRssBytes();
+  return all;
 }
 
 }  // namespace tern

@@ -182,6 +182,9 @@ int CmdTranscribe(int argc, char** argv) {
   app.add_option("--seed", d.seed, "sampling seed")->capture_default_str();
   app.add_option("--beam", d.beam, "beam search width (1 = off)")->capture_default_str();
   app.add_option("--max-tokens", d.max_tokens, "maximum generated tokens")->capture_default_str();
+  app.add_option("--chunk-seconds", f.transcribe.chunk_seconds,
+                 "long audio: pieces of at most this many seconds (0: only what the context needs)")
+      ->capture_default_str();
   app.add_flag("--no-repetition-guard", f.no_repetition_guard, "do not stop on a looping output");
   app.add_option("--output-format", f.output_format, "txt, json, verbose_json, srt or vtt")->capture_default_str();
   app.add_option("-o,--output", f.output_file, "write the result to this file instead of stdout");

@@ -274,7 +274,8 @@ Result<Features> Encoder::RunBranchIn(Branch which, const float* samples, size_t
 
   for (int s = 0; s < m.geo.stages(); ++s) {
     const StageModel& st = m.stages[s];
-    const std::string sp = "s" + std::to_string(s);
+    // Not "s" + std::to_string(s): gcc 12 warns about it (-Wrestrict, a false positive).
+    const std::string sp = std::string("s").append(std::to_string(s));
     conv(st.down, st.down_b, sp + ".conv");
     ops::I8sTensor h{bufs[(cur + 1) % 3]}, d{bufs[(cur + 2) % 3]};
     for (size_t b = 0; b < st.blocks.size(); ++b) {
@@ -322,6 +323,11 @@ Result<Features> Encoder::RunBranchIn(Branch which, const float* samples, size_t
         total.ElapsedMs();
   }
   return f;
+}
+
+size_t Encoder::WorkspaceBytes(size_t n) const {
+  return std::max(PlanBytes(MakePlan(*branches_[0], n, 1)),
+                  PlanBytes(MakePlan(*branches_[1], n, 1)));
 }
 
 Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,

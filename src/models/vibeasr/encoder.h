@@ -70,6 +70,10 @@ class Encoder {
                              const StageHook* hook = nullptr,
                              EncoderTimings* timings = nullptr) const;
 
+  // The activation buffers Run allocates for n samples on one thread (the larger branch's;
+  // with the branches in parallel, both): linear in n. Callers bound memory with it.
+  size_t WorkspaceBytes(size_t n_samples) const;
+
   int64_t hidden() const;
   const VaeGeometry& geometry(Branch b) const;
   // Frames for n samples with the published strides: floor(n/3200) for n >= 3200, 1 for

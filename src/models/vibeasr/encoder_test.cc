@@ -135,6 +135,22 @@ TEST(Encoder, RunSumsTheBranches) {
   for (size_t i = 0; i < f->data.size(); ++i) ASSERT_EQ(f->data[i], fa->data[i] + fs->data[i]);
 }
 
+// The Session sizes long-audio pieces by WorkspaceBytes: it must grow with the length, about
+// linearly (the buffers are per sample and per frame), and never shrink.
+TEST(Encoder, WorkspaceGrowsLinearlyWithTheLength) {
+  const Encoder& enc = Tiny();
+  size_t prev = 0;
+  for (size_t n : {1, 3200, 3201, 48000, 480000, 4800000}) {
+    const size_t b = enc.WorkspaceBytes(n);
+    EXPECT_GE(b, prev) << n;
+    prev = b;
+  }
+  const size_t one = enc.WorkspaceBytes(480000), ten = enc.WorkspaceBytes(4800000);
+  EXPECT_GT(ten, 9 * one);
+  EXPECT_LT(ten, 11 * one);
+  EXPECT_GT(one, 480000u);  // at least the quantized input
+}
+
 TEST(Encoder, FrameCountsAroundTheBoundaries) {
   const Encoder& enc = Tiny();
   ThreadPool pool(2);
