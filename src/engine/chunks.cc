@@ -1,8 +1,11 @@
 #include "engine/chunks.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "base/check.h"
+#include "engine/segments.h"
 
 namespace tern::engine {
 namespace {
@@ -41,6 +44,52 @@ std::vector<std::pair<int64_t, int64_t>> PlanChunks(const float* x, int64_t n, i
   }
   if (n > b) out.emplace_back(b, n);
   return out;
+}
+
+void AppendPiece(const Transcript& p, double t0, double t1, Transcript* all) {
+  const bool first = all->pieces.empty();
+  if (first) {
+    all->prompt_token_ids = p.prompt_token_ids;
+    all->model = p.model;
+    all->head = p.head;
+    all->isa = p.isa;
+    all->threads = p.threads;
+    all->stop_reason = p.stop_reason;
+    all->structured = p.structured;
+  }
+  // A cut-off or looping piece is what the caller must see.
+  if (p.stop_reason != "eos" && all->stop_reason == "eos") all->stop_reason = p.stop_reason;
+  all->structured = all->structured && p.structured;
+  const std::string text = TrimText(p.text);
+  if (!text.empty()) all->text += (all->text.empty() ? "" : " ") + text;
+  if (p.structured) {
+    for (Segment seg : p.segments) {
+      if (seg.start >= 0) seg.start += t0;
+      if (seg.end >= 0) seg.end += t0;
+      all->segments.push_back(std::move(seg));
+    }
+  } else {
+    all->segments.push_back(Segment{t0, t1, -1, text});
+  }
+  all->token_ids.insert(all->token_ids.end(), p.token_ids.begin(), p.token_ids.end());
+  char where[64];
+  std::snprintf(where, sizeof where, "[%.2f-%.2f s]: ", t0, t1);
+  for (const std::string& w : p.warnings) all->warnings.push_back(where + w);
+  all->frames += p.frames;
+  all->pieces.emplace_back(t0, t1);
+  Metrics& m = all->metrics;
+  m.encoder_ms += p.metrics.encoder_ms;
+  m.prefill_ms += p.metrics.prefill_ms;
+  m.decode_ms += p.metrics.decode_ms;
+  m.prompt_tokens += p.metrics.prompt_tokens;
+  m.prompt_reused_tokens += p.metrics.prompt_reused_tokens;
+  m.decode_tokens += p.metrics.decode_tokens;
+  if (first) {
+    m.stages = p.metrics.stages;
+  } else {
+    for (size_t k = 0; k < m.stages.size() && k < p.metrics.stages.size(); ++k)
+      m.stages[k].second += p.metrics.stages[k].second;
+  }
 }
 
 }  // namespace tern::engine

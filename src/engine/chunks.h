@@ -1,12 +1,15 @@
-// Audio too long for one pass, in pieces. VibeASR reads a whole recording in one prompt; when
-// its pads and the output budget do not fit the decoder's context (or the caller asks for
-// shorter pieces, to bound memory), the audio is cut into consecutive pieces, each at the
-// quietest moment near its length limit so that a cut rarely splits a word.
+// Audio too long for one prompt, in pieces, and the pieces' transcripts merged into one.
+// VibeASR reads a whole recording in one prompt; when its pads and the output budget do not
+// fit the decoder's context, or the encoder's memory budget (session.cc), or the caller asks
+// for shorter pieces, the audio is cut into consecutive pieces, each in a pause near its
+// length limit so that a cut rarely splits a word.
 #pragma once
 
 #include <cstdint>
 #include <utility>
 #include <vector>
+
+#include "tern/tern.h"
 
 namespace tern::engine {
 
@@ -16,5 +19,13 @@ namespace tern::engine {
 // whose middle lies in the second half of the allowed length. Deterministic; ties go to the
 // earliest window.
 std::vector<std::pair<int64_t, int64_t>> PlanChunks(const float* x, int64_t n, int64_t max_len);
+
+// Appends the transcript of the piece [t0, t1) seconds to `all` (empty for the first piece):
+// text joined with a space, ids and frames in turn, segment times shifted by t0 (a plain-text
+// piece is one segment [t0, t1)), warnings prefixed with the piece, timings summed, the
+// first piece's prompt and model fields, the worst stop reason ("eos" only if every piece
+// ended so). `structured` holds when every piece answered in JSON. Wall time, RTF and peak
+// RSS are the caller's.
+void AppendPiece(const Transcript& piece, double t0, double t1, Transcript* all);
 
 }  // namespace tern::engine

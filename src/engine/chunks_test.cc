@@ -67,5 +67,55 @@ TEST(PlanChunks, CutsFallInTheQuietGap) {
   EXPECT_EQ(PlanChunks(x.data(), n, 10 * 24000), p);  // deterministic
 }
 
+TEST(AppendPiece, MergesTextIdsSegmentsAndStops) {
+  Transcript a, b, c;
+  a.text = " Hello there. ";
+  a.segments = {Segment{0.0, 9.9, -1, a.text}};
+  a.token_ids = {1, 2};
+  a.prompt_token_ids = {7, 7};
+  a.stop_reason = "eos";
+  a.frames = 75;
+  a.metrics.encoder_ms = 10;
+  a.metrics.stages = {{"acoustic.s0", 1.0}};
+  b.text = R"([{"Start":1.5,"End":3,"Speaker":0,"Content":"Yes."}])";
+  b.structured = true;
+  b.segments = {Segment{1.5, 3.0, 0, "Yes."}, Segment{-1, 4.0, 1, "No."}};
+  b.token_ids = {3};
+  b.stop_reason = "max_tokens";
+  b.warnings = {"cut off"};
+  b.frames = 60;
+  b.metrics.encoder_ms = 5;
+  b.metrics.stages = {{"acoustic.s0", 2.0}};
+  c.text = "";
+  c.segments = {Segment{0.0, 1.0, -1, ""}};
+  c.stop_reason = "eos";
+  Transcript all;
+  AppendPiece(a, 0.0, 10.0, &all);
+  AppendPiece(b, 10.0, 18.0, &all);
+  AppendPiece(c, 18.0, 19.0, &all);
+  EXPECT_EQ(all.text, std::string("Hello there. ") + b.text);
+  EXPECT_EQ(all.token_ids, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(all.prompt_token_ids, a.prompt_token_ids);
+  EXPECT_EQ(all.stop_reason, "max_tokens");
+  EXPECT_FALSE(all.structured);
+  ASSERT_EQ(all.segments.size(), 4u);
+  EXPECT_EQ(all.segments[0].start, 0.0);
+  EXPECT_EQ(all.segments[0].end, 10.0);
+  EXPECT_EQ(all.segments[0].text, "Hello there.");
+  EXPECT_EQ(all.segments[1].start, 11.5);
+  EXPECT_EQ(all.segments[1].end, 13.0);
+  EXPECT_EQ(all.segments[1].speaker, 0);
+  EXPECT_EQ(all.segments[2].start, -1);  // no time stays no time
+  EXPECT_EQ(all.segments[2].end, 14.0);
+  EXPECT_EQ(all.segments[3].start, 18.0);
+  ASSERT_EQ(all.warnings.size(), 1u);
+  EXPECT_EQ(all.warnings[0], "[10.00-18.00 s]: cut off");
+  EXPECT_EQ(all.frames, 135);
+  EXPECT_EQ(all.metrics.encoder_ms, 15);
+  ASSERT_EQ(all.metrics.stages.size(), 1u);
+  EXPECT_EQ(all.metrics.stages[0].second, 3.0);
+  EXPECT_EQ(all.pieces, (std::vector<std::pair<double, double>>{{0, 10}, {10, 18}, {18, 19}}));
+}
+
 }  // namespace
 }  // namespace tern::engine

@@ -194,9 +194,7 @@ Result<Features> Session::Encode(const Audio& audio) {
 Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
                                                   const std::string& name,
                                                   const TranscribeOptions& options) {
-  Impl* impl_ = this;
-  const Model::Impl& m = impl_->m();
-  ThreadPool& pool = impl_->pool;
+  const Model::Impl& m = this->m();
   Timer wall;
   Transcript t;
   t.duration_s = static_cast<double>(n) / engine::kModelSampleRate;
@@ -238,21 +236,21 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
   // The head is text only (the pads start after it) at positions 0.., so its rows are the
   // same for every prompt that starts with it; at least the pads are always prefilled.
   const std::span<const int32_t> head(prompt.tokens.data(), static_cast<size_t>(prompt.pad_start));
-  const int64_t reused = impl_->StateFor(rows, head);
-  vibeasr::DecoderState& state = *impl_->state;
+  const int64_t reused = StateFor(rows, head);
+  vibeasr::DecoderState& st = *state;
   std::vector<float> logits;
-  TERN_RETURN_IF_ERROR(state.Prefill(
+  TERN_RETURN_IF_ERROR(st.Prefill(
       std::vector<vibeasr::DecoderInput>(inputs.begin() + reused, inputs.end()), pool, &logits));
-  impl_->cached_head.assign(head.begin(), head.end());
-  t.metrics.prefill_ms = state.timings().prefill_ms;
+  cached_head.assign(head.begin(), head.end());
+  t.metrics.prefill_ms = st.timings().prefill_ms;
   t.metrics.prompt_tokens = static_cast<int64_t>(inputs.size());
   t.metrics.prompt_reused_tokens = reused;
   const int32_t pos = static_cast<int32_t>(prompt.tokens.size());
 
   timer.Reset();
   Result<Decoded> dec = options.decoding.beam > 1
-      ? DecodeBeam(state, pool, logits, pos, m.special, options)
-      : DecodeSampled(state, pool, std::move(logits), pos, m.special, options);
+      ? DecodeBeam(st, pool, logits, pos, m.special, options)
+      : DecodeSampled(st, pool, std::move(logits), pos, m.special, options);
   if (!dec.ok()) return dec.status();
   t.metrics.decode_ms = timer.ElapsedMs();
   t.metrics.decode_tokens = static_cast<int64_t>(dec->tokens.size());
@@ -332,56 +330,22 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
   const double sr = engine::kModelSampleRate;
   Transcript all;
   all.duration_s = audio.duration_s();
-  all.structured = true;
   for (size_t i = 0; i < pieces.size(); ++i) {
     const auto [b, e] = pieces[i];
     const double t0 = static_cast<double>(b) / sr, t1 = static_cast<double>(e) / sr;
     TranscribeOptions o = options;
     if (options.on_progress) {
       const double lo = static_cast<double>(i) / pieces.size(), hi = (i + 1.0) / pieces.size();
-      o.on_progress = [&options, lo, hi](double p) { return options.on_progress(lo + p * (hi - lo)); };
+      o.on_progress = [&options, lo, hi](double p) {
+        return options.on_progress(lo + p * (hi - lo));
+      };
     }
     char where[64];
-    std::snprintf(where, sizeof where, " [%.2f-%.2f s]", t0, t1);
+    std::snprintf(where, sizeof where, " [%.2f-%.2f s]", t0, t1);  // names it in errors
     Result<Transcript> part = impl_->TranscribeWhole(audio.samples.data() + b, e - b,
                                                      audio.name + where, o);
     if (!part.ok()) return part.status();
-    Transcript& p = *part;
-    if (i == 0) {
-      all.prompt_token_ids = p.prompt_token_ids;
-      all.model = p.model;
-      all.head = p.head;
-      all.isa = p.isa;
-      all.threads = p.threads;
-      all.stop_reason = p.stop_reason;
-    }
-    // The worst stop of any piece: a cut-off or looping piece is what the caller must see.
-    if (p.stop_reason != "eos" && all.stop_reason == "eos") all.stop_reason = p.stop_reason;
-    const std::string text = engine::TrimText(p.text);
-    if (!text.empty()) all.text += (all.text.empty() ? "" : " ") + text;
-    for (Segment seg : p.segments) {
-      if (p.structured) {
-        if (seg.start >= 0) seg.start += t0;
-        if (seg.end >= 0) seg.end += t0;
-      } else {
-        seg = Segment{t0, t1, -1, text};
-      }
-      all.segments.push_back(std::move(seg));
-    }
-    all.structured = all.structured && p.structured;
-    all.token_ids.insert(all.token_ids.end(), p.token_ids.begin(), p.token_ids.end());
-    for (const std::string& w : p.warnings) all.warnings.push_back(std::string(where + 1) + ": " + w);
-    all.frames += p.frames;
-    all.pieces.push_back({t0, t1});
-    Metrics& m = all.metrics;
-    m.encoder_ms += p.metrics.encoder_ms;
-    m.prefill_ms += p.metrics.prefill_ms;
-    m.decode_ms += p.metrics.decode_ms;
-    m.prompt_tokens += p.metrics.prompt_tokens;
-    m.prompt_reused_tokens += p.metrics.prompt_reused_tokens;
-    m.decode_tokens += p.metrics.decode_tokens;
-    if (m.stages.empty()) m.stages = p.metrics.stages;
-    else for (size_t k = 0; k < m.stages.size() && k < p.metrics.stages.size(); ++k) m.stages[k].second += p.metrics.stages[k].second;
+    engine::AppendPiece(*part, t0, t1, &all);
   }
   all.metrics.wall_ms = wall.ElapsedMs();
   all.metrics.rtf = all.duration_s > 0 ? all.metrics.wall_ms / 1000.0 / all.duration_s : 0.0;
