@@ -37,8 +37,8 @@ void PrintMetrics(const std::string& name, const Transcript& t, double load_ms) 
   const Metrics& m = t.metrics;
   std::fprintf(stderr,
                "metrics: file=%s duration_s=%.2f frames=%lld load_ms=%.1f audio_ms=%.1f "
-               "encoder_ms=%.1f prefill_ms=%.1f prompt_tokens=%lld prompt_reused=%lld decode_ms=%.1f "
-               "decode_tokens=%lld decode_ms_per_token=%.2f wall_ms=%.1f rtf=%.4f "
+               "encoder_ms=%.1f prefill_ms=%.1f prompt_tokens=%lld prompt_reused=%lld "
+               "decode_ms=%.1f decode_tokens=%lld decode_ms_per_token=%.2f wall_ms=%.1f rtf=%.4f "
                "peak_rss_mb=%.1f isa=%s threads=%d head=%s\n",
                name.c_str(), t.duration_s, static_cast<long long>(t.frames), load_ms, m.audio_ms,
                m.encoder_ms, m.prefill_ms, static_cast<long long>(m.prompt_tokens),
@@ -82,10 +82,11 @@ Result<Audio> ReadInput(const std::string& input, const AudioOptions& options) {
 // One input: audio, features if asked, transcript to its destination, metrics.
 Status TranscribeOne(Flags& f, const std::string& input, OutputFormat format, Session& session,
                      double load_ms) {
+  const std::string name = input == "-" ? "stdin" : input;
   TERN_ASSIGN_OR_RETURN(Audio audio, ReadInput(input, f.audio));
   if (!f.quiet && audio.duration_s() > 30.0) {
-    f.transcribe.on_progress = [&input](double p) {
-      std::fprintf(stderr, "\rtern: %s: %3.0f%%", input.c_str(), p * 100.0);
+    f.transcribe.on_progress = [&name](double p) {
+      std::fprintf(stderr, "\rtern: %s: %3.0f%%", name.c_str(), p * 100.0);
       if (p >= 1.0) std::fputc('\n', stderr);
       return true;
     };
@@ -99,11 +100,12 @@ Status TranscribeOne(Flags& f, const std::string& input, OutputFormat format, Se
     TERN_RETURN_IF_ERROR(WriteFile(f.dump_features, bytes));
   }
   Result<Transcript> t = session.Transcribe(audio, f.transcribe);
-  if (!t.ok()) return t.status().WithPrefix(input == "-" ? "stdin" : input);
-  for (const std::string& w : t->warnings) std::fprintf(stderr, "tern: warning: %s: %s\n", input.c_str(), w.c_str());
+  if (!t.ok()) return t.status().WithPrefix(name);
+  for (const std::string& w : t->warnings)
+    std::fprintf(stderr, "tern: warning: %s: %s\n", name.c_str(), w.c_str());
   const std::string text = FormatTranscript(*t, format);
   if (!f.output_dir.empty()) {
-    const std::string stem = input == "-" ? "stdin" : std::filesystem::path(input).stem().string();
+    const std::string stem = std::filesystem::path(name).stem().string();
     const std::filesystem::path out =
         std::filesystem::path(f.output_dir) / (stem + OutputFormatExtension(format));
     TERN_RETURN_IF_ERROR(WriteFile(out.string(), text));
@@ -113,7 +115,7 @@ Status TranscribeOne(Flags& f, const std::string& input, OutputFormat format, Se
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   }
-  if (f.metrics) PrintMetrics(input == "-" ? "stdin" : input, *t, load_ms);
+  if (f.metrics) PrintMetrics(name, *t, load_ms);
   return Status::Ok();
 }
 
