@@ -384,5 +384,27 @@ TEST_F(E2E, CliReadsStdinAndContinuesPastAFailingInput) {
   EXPECT_EQ(Shell(tern + "- - < " + wav + " 2>/dev/null"), 2);  // stdin only once
 }
 
+// Several --output-format values: one transcription, one file per format and input.
+TEST_F(E2E, CliWritesSeveralFormatsFromOneRun) {
+  const std::string wav = *scratch_ + "/several.wav", out = *scratch_ + "/several";
+  ASSERT_TRUE(WriteWav(Clip(), wav).ok());
+  fs::create_directories(out);
+  const std::string tern = std::string(TERN_BINARY) + " transcribe -q -t 2 --model " + *dir_ +
+                           "/published --max-tokens 8 ";
+  ASSERT_EQ(Shell(tern + "--output-format srt,vtt,verbose_json --output-dir " + out + " " + wav),
+            0);
+  Result<std::string> srt = ReadFileToString(out + "/several.srt");
+  Result<std::string> vtt = ReadFileToString(out + "/several.vtt");
+  Result<std::string> json = ReadFileToString(out + "/several.json");
+  ASSERT_TRUE(srt.ok() && vtt.ok() && json.ok());
+  EXPECT_EQ(srt->rfind("1\n00:00:00,000 --> ", 0), 0u) << *srt;
+  EXPECT_EQ(vtt->rfind("WEBVTT", 0), 0u) << *vtt;
+  EXPECT_FALSE(nlohmann::json::parse(*json)["token_ids"].empty());
+  // A list -o cannot hold, a repeated or an unknown format: usage errors before any work.
+  EXPECT_EQ(Shell(tern + "--output-format srt,vtt -o " + out + "/x " + wav + " 2>/dev/null"), 2);
+  EXPECT_EQ(Shell(tern + "--output-format srt,srt " + wav + " 2>/dev/null"), 2);
+  EXPECT_EQ(Shell(tern + "--output-format srt, " + wav + " 2>/dev/null"), 2);
+}
+
 }  // namespace
 }  // namespace tern

@@ -80,8 +80,8 @@ Result<Audio> ReadInput(const std::string& input, const AudioOptions& options) {
 }
 
 // One input: audio, features if asked, transcript to its destination, metrics.
-Status TranscribeOne(Flags& f, const std::string& input, OutputFormat format, Session& session,
-                     double load_ms) {
+Status TranscribeOne(Flags& f, const std::string& input,
+                     const std::vector<OutputFormat>& formats, Session& session, double load_ms) {
   const std::string name = input == "-" ? "stdin" : input;
   TERN_ASSIGN_OR_RETURN(Audio audio, ReadInput(input, f.audio));
   if (!f.quiet && audio.duration_s() > 30.0) {
@@ -103,17 +103,19 @@ Status TranscribeOne(Flags& f, const std::string& input, OutputFormat format, Se
   if (!t.ok()) return t.status().WithPrefix(name);
   for (const std::string& w : t->warnings)
     std::fprintf(stderr, "tern: warning: %s: %s\n", name.c_str(), w.c_str());
-  const std::string text = FormatTranscript(*t, format);
-  if (!f.output_dir.empty()) {
-    const std::string stem = std::filesystem::path(name).stem().string();
-    const std::filesystem::path out =
-        std::filesystem::path(f.output_dir) / (stem + OutputFormatExtension(format));
-    TERN_RETURN_IF_ERROR(WriteFile(out.string(), text));
-  } else if (!f.output_file.empty()) {
-    TERN_RETURN_IF_ERROR(WriteFile(f.output_file, text));
-  } else {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
+  for (const OutputFormat format : formats) {
+    const std::string text = FormatTranscript(*t, format);
+    if (!f.output_dir.empty()) {
+      const std::string stem = std::filesystem::path(name).stem().string();
+      const std::filesystem::path out =
+          std::filesystem::path(f.output_dir) / (stem + OutputFormatExtension(format));
+      TERN_RETURN_IF_ERROR(WriteFile(out.string(), text));
+    } else if (!f.output_file.empty()) {
+      TERN_RETURN_IF_ERROR(WriteFile(f.output_file, text));
+    } else {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+    }
   }
   if (f.metrics) PrintMetrics(name, *t, load_ms);
   return Status::Ok();
@@ -130,7 +132,21 @@ Status Run(Flags& f) {
   f.transcribe.decoding.repetition_guard = !f.no_repetition_guard;
   if (f.threads < 0 || f.threads > 1024)
     return InvalidArgumentError("--threads must be in [1, 1024] (0 or absent: all CPUs), got %d", f.threads);
-  TERN_ASSIGN_OR_RETURN(const OutputFormat format, OutputFormatFromName(f.output_format));
+  // --output-format takes a comma-separated list: one transcription, several writers.
+  std::vector<OutputFormat> formats;
+  for (size_t b = 0; b <= f.output_format.size();) {
+    const size_t e = std::min(f.output_format.find(',', b), f.output_format.size());
+    TERN_ASSIGN_OR_RETURN(const OutputFormat format,
+                          OutputFormatFromName(f.output_format.substr(b, e - b)));
+    if (std::count(formats.begin(), formats.end(), format) > 0)
+      return InvalidArgumentError("--output-format lists '%s' twice",
+                                  f.output_format.substr(b, e - b).c_str());
+    formats.push_back(format);
+    b = e + 1;
+  }
+  if (!f.output_file.empty() && formats.size() > 1)
+    return InvalidArgumentError("-o writes one file; with %zu output formats use --output-dir",
+                                formats.size());
   if (!f.output_file.empty() && f.inputs.size() > 1)
     return InvalidArgumentError("-o writes one file; with %zu inputs use --output-dir",
                                 f.inputs.size());
@@ -152,7 +168,7 @@ Status Run(Flags& f) {
   Status first_failure;
   size_t failed = 0;
   for (const std::string& input : f.inputs) {
-    const Status s = TranscribeOne(f, input, format, session, model->info().load_ms);
+    const Status s = TranscribeOne(f, input, formats, session, model->info().load_ms);
     if (s.ok()) continue;
     if (f.inputs.size() == 1) return s;
     std::fprintf(stderr, "tern transcribe: %s\n", s.ToString().c_str());
@@ -188,7 +204,9 @@ int CmdTranscribe(int argc, char** argv) {
                  "long audio: pieces of at most this many seconds (0: only what the context needs)")
       ->capture_default_str();
   app.add_flag("--no-repetition-guard", f.no_repetition_guard, "do not stop on a looping output");
-  app.add_option("--output-format", f.output_format, "txt, json, verbose_json, srt or vtt")->capture_default_str();
+  app.add_option("--output-format", f.output_format,
+                 "txt, json, verbose_json, srt or vtt; several comma-separated (with --output-dir: one file each)")
+      ->capture_default_str();
   app.add_option("-o,--output", f.output_file, "write the result to this file instead of stdout");
   app.add_option("--output-dir", f.output_dir, "write one file per input into this directory");
   app.add_option("--dump-features", f.dump_features, "write encoder features (float32, frames x hidden) here");
