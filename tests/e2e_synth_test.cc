@@ -226,6 +226,41 @@ TEST_F(E2E, LongAudioInPiecesMatchesThePiecesAlone) {
   }
 }
 
+// Token log-probabilities: one per id, for greedy, sampled and beam decoding, identical at
+// any thread count; absent unless asked for; the same ids either way.
+TEST_F(E2E, TokenLogProbsForEveryDecodingMode) {
+  auto model = Load("published");
+  ASSERT_TRUE(model);
+  const Audio clip = Clip();
+  for (int mode = 0; mode < 3; ++mode) {
+    TranscribeOptions o = Forced(6);
+    if (mode == 1) o.decoding.temperature = 0.8f;
+    if (mode == 2) o.decoding.beam = 3;
+    Session plain(model, 1);
+    Result<Transcript> without = plain.Transcribe(clip, o);
+    ASSERT_TRUE(without.ok());
+    EXPECT_TRUE(without->token_logprobs.empty());
+    o.decoding.logprobs = true;
+    std::vector<float> ref;
+    for (int threads : {1, 2, 4}) {
+      Session s(model, threads);
+      Result<Transcript> t = s.Transcribe(clip, o);
+      ASSERT_TRUE(t.ok());
+      EXPECT_EQ(t->token_ids, without->token_ids) << "mode " << mode;
+      ASSERT_EQ(t->token_logprobs.size(), t->token_ids.size()) << "mode " << mode;
+      for (float lp : t->token_logprobs) {
+        EXPECT_LE(lp, 0.0f);
+        EXPECT_TRUE(std::isfinite(lp));
+      }
+      if (threads == 1) {
+        ref = t->token_logprobs;
+      } else {
+        EXPECT_EQ(t->token_logprobs, ref) << "mode " << mode << ", " << threads << " threads";
+      }
+    }
+  }
+}
+
 TEST_F(E2E, FeaturesIndependentOfThreadCount) {
   auto model = Load("published");
   ASSERT_TRUE(model);
@@ -399,7 +434,15 @@ TEST_F(E2E, CliWritesSeveralFormatsFromOneRun) {
   ASSERT_TRUE(srt.ok() && vtt.ok() && json.ok());
   EXPECT_EQ(srt->rfind("1\n00:00:00,000 --> ", 0), 0u) << *srt;
   EXPECT_EQ(vtt->rfind("WEBVTT", 0), 0u) << *vtt;
-  EXPECT_FALSE(nlohmann::json::parse(*json)["token_ids"].empty());
+  const nlohmann::json j = nlohmann::json::parse(*json);
+  EXPECT_FALSE(j["token_ids"].empty());
+  // verbose_json asks for each token's log-probability: greedy picks the most likely token,
+  // whose probability is at least 1 / vocab.
+  ASSERT_EQ(j["token_logprobs"].size(), j["token_ids"].size());
+  for (const auto& lp : j["token_logprobs"]) {
+    EXPECT_LE(lp.get<double>(), 0.0);
+    EXPECT_GE(lp.get<double>(), -std::log(151936.0));  // 1 / the synthetic vocabulary
+  }
   // A list -o cannot hold, a repeated or an unknown format: usage errors before any work.
   EXPECT_EQ(Shell(tern + "--output-format srt,vtt -o " + out + "/x " + wav + " 2>/dev/null"), 2);
   EXPECT_EQ(Shell(tern + "--output-format srt,srt " + wav + " 2>/dev/null"), 2);

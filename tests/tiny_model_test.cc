@@ -163,6 +163,62 @@ TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
   EXPECT_GE(checked, 2) << "no reference dumps in " << kDataDir << "/reference";
 }
 
+// Each generated token's log-probability (DecodingOptions::logprobs) is the log-softmax of
+// the logits it was chosen from: checked against PyTorch's logits for the reference clips,
+// as far as the engine's greedy ids equal PyTorch's. Where the engine's features equal
+// PyTorch's to float noise the two agree to 1e-4; on a clip where one requantization lands
+// on the other side of a rounding boundary (features ~2% apart, see the test above), to 0.05.
+TEST(TinyModel, TokenLogProbsMatchPyTorchLogits) {
+  auto model = LoadTiny();
+  ASSERT_TRUE(model);
+  Session session(model, 2);
+  TranscribeOptions opt;
+  opt.decoding.max_tokens = 96;
+  opt.decoding.logprobs = true;
+  int compared = 0;
+  double worst = 0;
+  for (int i = 0; i < 1000; ++i) {
+    char stem[32];
+    std::snprintf(stem, sizeof(stem), "%03d", i);
+    Result<std::string> text = ReadFileToString(kDataDir + "/reference/" + stem + ".json");
+    if (!text.ok()) continue;
+    const nlohmann::json ref = nlohmann::json::parse(*text);
+    Result<Audio> audio = LoadAudio(kDataDir + "/" + ref["wav"].get<std::string>());
+    ASSERT_TRUE(audio.ok());
+    Result<Transcript> t = session.Transcribe(*audio, opt);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    ASSERT_EQ(t->token_logprobs.size(), t->token_ids.size());
+    Result<Features> feats = session.Encode(*audio);
+    ASSERT_TRUE(feats.ok());
+    const std::vector<float> ref_feats = ReadF32(kDataDir + "/reference/" + stem + ".features.f32");
+    ASSERT_EQ(feats->data.size(), ref_feats.size());
+    double fdiff = 0, fmax = 0;
+    for (size_t k = 0; k < ref_feats.size(); ++k) {
+      fdiff = std::max(fdiff, std::fabs(static_cast<double>(feats->data[k]) - ref_feats[k]));
+      fmax = std::max(fmax, std::fabs(static_cast<double>(ref_feats[k])));
+    }
+    const double tol = fdiff <= 1e-4 * fmax ? 1e-4 : 0.05;
+    const std::vector<float> logits = ReadF32(kDataDir + "/reference/" + stem + ".logits.f32");
+    const int64_t vocab = ref["vocab"].get<int64_t>(), steps = ref["logit_steps"].get<int64_t>();
+    const std::vector<int32_t> gen = ref["generated"].get<std::vector<int32_t>>();
+    for (int64_t s = 0; s < steps && s < static_cast<int64_t>(t->token_ids.size()); ++s) {
+      if (t->token_ids[static_cast<size_t>(s)] != gen[static_cast<size_t>(s)]) break;
+      const float* r = logits.data() + s * vocab;
+      double mx = r[0], sum = 0;
+      for (int64_t v = 1; v < vocab; ++v) mx = std::max<double>(mx, r[v]);
+      for (int64_t v = 0; v < vocab; ++v) sum += std::exp(r[v] - mx);
+      const double want = r[gen[static_cast<size_t>(s)]] - mx - std::log(sum);
+      const double d = std::fabs(t->token_logprobs[static_cast<size_t>(s)] - want);
+      worst = std::max(worst, d);
+      EXPECT_LE(d, tol) << stem << " step " << s;
+      ++compared;
+    }
+  }
+  std::printf("%d token log-probabilities compared, max |engine - torch| = %.3g\n", compared,
+              worst);
+  EXPECT_GE(compared, 10);
+}
+
 // Held-out accuracy gate. The bundled model measures, with this engine on these 32 clips,
 // 56.2% WER on the seen voices (96 words) and 57.4% on the held-out voice (101 words); its
 // PyTorch forward on the whole 200-clip test set gives 56.2% / 54.5% (training/README.md

@@ -72,6 +72,8 @@ void AppendPiece(const Transcript& p, double t0, double t1, Transcript* all) {
     all->segments.push_back(Segment{t0, t1, -1, text});
   }
   all->token_ids.insert(all->token_ids.end(), p.token_ids.begin(), p.token_ids.end());
+  all->token_logprobs.insert(all->token_logprobs.end(), p.token_logprobs.begin(),
+                             p.token_logprobs.end());
   char where[64];
   std::snprintf(where, sizeof where, "[%.2f-%.2f s]: ", t0, t1);
   for (const std::string& w : p.warnings) all->warnings.push_back(where + w);

@@ -137,6 +137,12 @@ std::string FormatTranscript(const Transcript& t, OutputFormat format) {
           {"decode_tokens", m.decode_tokens},
           {"peak_rss_bytes", m.peak_rss_bytes},
       };
+      if (!t.token_logprobs.empty()) {
+        double sum = 0;
+        for (float lp : t.token_logprobs) sum += lp;
+        j["token_logprobs"] = t.token_logprobs;
+        j["avg_logprob"] = sum / static_cast<double>(t.token_logprobs.size());
+      }
       return Dump(j);
     }
     case OutputFormat::kSrt: {

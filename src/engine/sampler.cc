@@ -64,14 +64,26 @@ int32_t Sampler::Sample(const float* logits, int64_t n) {
   return order_[static_cast<size_t>(keep - 1)];
 }
 
-void LogSoftmax(const float* logits, int64_t n, std::vector<double>* out) {
-  out->resize(static_cast<size_t>(n));
+namespace {
+
+double LogSumExp(const float* logits, int64_t n) {
   double max_logit = logits[0];
   for (int64_t i = 1; i < n; ++i) max_logit = std::max<double>(max_logit, logits[i]);
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(logits[i]) - max_logit);
-  const double log_sum = std::log(sum) + max_logit;
+  return std::log(sum) + max_logit;
+}
+
+}  // namespace
+
+void LogSoftmax(const float* logits, int64_t n, std::vector<double>* out) {
+  out->resize(static_cast<size_t>(n));
+  const double log_sum = LogSumExp(logits, n);
   for (int64_t i = 0; i < n; ++i) (*out)[static_cast<size_t>(i)] = logits[i] - log_sum;
+}
+
+double LogProbOf(const float* logits, int64_t n, int32_t token) {
+  return logits[token] - LogSumExp(logits, n);
 }
 
 }  // namespace tern::engine

@@ -28,5 +28,7 @@ class Sampler {
 
 // Log-softmax of one row (beam search scores), computed in double for a stable sum.
 void LogSoftmax(const float* logits, int64_t n, std::vector<double>* out);
+// One entry of it: log p(token) under softmax(logits), the same arithmetic.
+double LogProbOf(const float* logits, int64_t n, int32_t token);
 
 }  // namespace tern::engine

@@ -65,6 +65,7 @@ bool Cancelled(const TranscribeOptions& o) {
 
 struct Decoded {
   std::vector<int32_t> tokens;
+  std::vector<float> logprobs;  // with DecodingOptions::logprobs
   std::string stop_reason;
   std::vector<std::string> warnings;
 };
@@ -82,6 +83,9 @@ Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
     if (Cancelled(o)) return CancelledError("transcription cancelled");
     const int32_t tok = sampler.Sample(logits.data(), vocab);
     out.tokens.push_back(tok);
+    if (d.logprobs) {
+      out.logprobs.push_back(static_cast<float>(engine::LogProbOf(logits.data(), vocab, tok)));
+    }
     if (special.IsStop(tok) && !d.ignore_eos) {
       out.stop_reason = "eos";
       break;
@@ -110,15 +114,17 @@ Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& p
     std::unique_ptr<vibeasr::DecoderState> state;
     std::vector<float> logits;
     std::vector<int32_t> tokens;
+    std::vector<float> logprobs;  // per token
     double logprob = 0;
   };
   struct Cand {
     double logprob;
     size_t hyp;
     int32_t token;
+    double token_logprob;
   };
   std::vector<Hyp> alive;
-  alive.push_back({std::make_unique<vibeasr::DecoderState>(prefilled), first_logits, {}, 0.0});
+  alive.push_back({std::make_unique<vibeasr::DecoderState>(prefilled), first_logits, {}, {}, 0.0});
   std::vector<Hyp> finished;
   std::vector<double> lp;
   Decoded out;
@@ -133,7 +139,9 @@ Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& p
       const size_t k = std::min<size_t>(static_cast<size_t>(d.beam), idx.size());
       std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(),
                         [&lp](int32_t a, int32_t b) { return lp[a] > lp[b] || (lp[a] == lp[b] && a < b); });
-      for (size_t i = 0; i < k; ++i) cands.push_back({alive[h].logprob + lp[idx[i]], h, idx[i]});
+      for (size_t i = 0; i < k; ++i) {
+        cands.push_back({alive[h].logprob + lp[idx[i]], h, idx[i], lp[idx[i]]});
+      }
     }
     std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
       return a.logprob > b.logprob || (a.logprob == b.logprob && (a.hyp < b.hyp || (a.hyp == b.hyp && a.token < b.token)));
@@ -144,6 +152,8 @@ Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& p
       Hyp h;
       h.tokens = alive[c.hyp].tokens;
       h.tokens.push_back(c.token);
+      h.logprobs = alive[c.hyp].logprobs;
+      h.logprobs.push_back(static_cast<float>(c.token_logprob));
       h.logprob = c.logprob;
       if (special.IsStop(c.token) && !d.ignore_eos) {
         finished.push_back(std::move(h));
@@ -168,6 +178,7 @@ Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& p
     if (a > b) best = i;
   }
   out.tokens = pool_of[best].tokens;
+  if (d.logprobs) out.logprobs = pool_of[best].logprobs;
   if (any_finished) out.stop_reason = "eos";
   return out;
 }
@@ -255,6 +266,7 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
   t.metrics.decode_ms = timer.ElapsedMs();
   t.metrics.decode_tokens = static_cast<int64_t>(dec->tokens.size());
   t.token_ids = dec->tokens;
+  t.token_logprobs = dec->logprobs;
   t.stop_reason = dec->stop_reason;
   t.warnings = dec->warnings;
   if (t.stop_reason == "max_tokens" && !options.decoding.ignore_eos) {

@@ -144,6 +144,9 @@ Status Run(Flags& f) {
     formats.push_back(format);
     b = e + 1;
   }
+  // verbose_json carries each token's log-probability.
+  f.transcribe.decoding.logprobs =
+      std::count(formats.begin(), formats.end(), OutputFormat::kVerboseJson) > 0;
   if (!f.output_file.empty() && formats.size() > 1)
     return InvalidArgumentError("-o writes one file; with %zu output formats use --output-dir",
                                 formats.size());
