@@ -94,6 +94,17 @@ std::vector<float> ReadF32(const std::string& path) {
 // Engine vs the PyTorch quantized forward on the dumped clips: the prompt ids exactly, the
 // encoder features and the logits of every teacher-forced step within tolerances derived
 // from the data (a fraction of the values' spread), and the greedy choices.
+// max |a - ref| over equal-length vectors; *ref_max_abs = max |ref|.
+double MaxDiff(const std::vector<float>& a, const std::vector<float>& ref, double* ref_max_abs) {
+  double d = 0, m = 0;
+  for (size_t k = 0; k < ref.size(); ++k) {
+    d = std::max(d, std::fabs(static_cast<double>(a[k]) - ref[k]));
+    m = std::max(m, std::fabs(static_cast<double>(ref[k])));
+  }
+  *ref_max_abs = m;
+  return d;
+}
+
 TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
   auto model = LoadTiny();
   ASSERT_TRUE(model);
@@ -117,11 +128,8 @@ TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
     ASSERT_TRUE(feats.ok()) << feats.status().ToString();
     const std::vector<float> ref_feats = ReadF32(kDataDir + "/reference/" + stem + ".features.f32");
     ASSERT_EQ(feats->data.size(), ref_feats.size());
-    double max_diff = 0, max_abs = 0;
-    for (size_t k = 0; k < ref_feats.size(); ++k) {
-      max_diff = std::max(max_diff, std::fabs(static_cast<double>(feats->data[k]) - ref_feats[k]));
-      max_abs = std::max(max_abs, std::fabs(static_cast<double>(ref_feats[k])));
-    }
+    double max_abs = 0;
+    const double max_diff = MaxDiff(feats->data, ref_feats, &max_abs);
     std::printf("%s features: max |engine - torch| = %.3g (max |x| %.3g)\n", stem, max_diff, max_abs);
     EXPECT_LE(max_diff, 0.02 * max_abs) << stem;
 
@@ -192,11 +200,8 @@ TEST(TinyModel, TokenLogProbsMatchPyTorchLogits) {
     ASSERT_TRUE(feats.ok());
     const std::vector<float> ref_feats = ReadF32(kDataDir + "/reference/" + stem + ".features.f32");
     ASSERT_EQ(feats->data.size(), ref_feats.size());
-    double fdiff = 0, fmax = 0;
-    for (size_t k = 0; k < ref_feats.size(); ++k) {
-      fdiff = std::max(fdiff, std::fabs(static_cast<double>(feats->data[k]) - ref_feats[k]));
-      fmax = std::max(fmax, std::fabs(static_cast<double>(ref_feats[k])));
-    }
+    double fmax = 0;
+    const double fdiff = MaxDiff(feats->data, ref_feats, &fmax);
     const double tol = fdiff <= 1e-4 * fmax ? 1e-4 : 0.05;
     const std::vector<float> logits = ReadF32(kDataDir + "/reference/" + stem + ".logits.f32");
     const int64_t vocab = ref["vocab"].get<int64_t>(), steps = ref["logit_steps"].get<int64_t>();
