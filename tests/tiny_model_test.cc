@@ -336,7 +336,9 @@ TEST(TinyModel, LongAudioGoesInPiecesCutInThePauses) {
     // The cut lies in a pause: the 100 ms around it is near silence.
     const size_t c = static_cast<size_t>(std::llround(t1 * 24000));
     double e = 0;
-    for (size_t j = c - 1200; j < c + 1200; ++j) e += static_cast<double>(all.samples[j]) * all.samples[j];
+    for (size_t j = c - 1200; j < c + 1200; ++j) {
+      e += static_cast<double>(all.samples[j]) * all.samples[j];
+    }
     EXPECT_LT(std::sqrt(e / 2400), 0.05 * rms) << "cut at " << t1 << " s";
   }
   for (const auto& [a, b] : whole->pieces) std::printf("[%.2f-%.2f] ", a, b);

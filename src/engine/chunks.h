@@ -21,11 +21,11 @@ namespace tern::engine {
 std::vector<std::pair<int64_t, int64_t>> PlanChunks(const float* x, int64_t n, int64_t max_len);
 
 // Appends the transcript of the piece [t0, t1) seconds to `all` (empty for the first piece):
-// text joined with a space, ids, log-probabilities and frames in turn, segment times shifted by t0 (a plain-text
-// piece is one segment [t0, t1)), warnings prefixed with the piece, timings summed, the
-// first piece's prompt and model fields, the worst stop reason ("eos" only if every piece
-// ended so). `structured` holds when every piece answered in JSON. Wall time, RTF and peak
-// RSS are the caller's.
+// text joined with a space; ids, log-probabilities and frames in turn; segment times shifted
+// by t0 (a plain-text piece is one segment [t0, t1)); warnings prefixed with the piece;
+// timings summed; the first piece's prompt and model fields; the worst stop reason ("eos"
+// only if every piece ended so). `structured` holds when every piece answered in JSON. Wall
+// time, RTF and peak RSS are the caller's.
 void AppendPiece(const Transcript& piece, double t0, double t1, Transcript* all);
 
 }  // namespace tern::engine

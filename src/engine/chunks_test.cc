@@ -31,7 +31,8 @@ void ExpectTiling(const std::vector<std::pair<int64_t, int64_t>>& p, int64_t n, 
 
 TEST(PlanChunks, ShortAudioIsOnePiece) {
   const std::vector<float> x = Noise(5000, 1);
-  EXPECT_EQ(PlanChunks(x.data(), 5000, 5000), (std::vector<std::pair<int64_t, int64_t>>{{0, 5000}}));
+  const std::vector<std::pair<int64_t, int64_t>> whole = {{0, 5000}};
+  EXPECT_EQ(PlanChunks(x.data(), 5000, 5000), whole);
   EXPECT_EQ(PlanChunks(x.data(), 5000, 1 << 20).size(), 1u);
   EXPECT_TRUE(PlanChunks(x.data(), 0, 100).empty());
 }

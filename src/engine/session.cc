@@ -299,7 +299,8 @@ constexpr size_t kPieceEncoderBytes = size_t{4} << 30;
 Result<int64_t> Session::Impl::MaxPieceSamples(int64_t n, const TranscribeOptions& options) const {
   int64_t limit = n;
   if (options.chunk_seconds > 0) {
-    limit = std::min<int64_t>(limit, std::llround(options.chunk_seconds * engine::kModelSampleRate));
+    limit = std::min<int64_t>(limit,
+                              std::llround(options.chunk_seconds * engine::kModelSampleRate));
   } else if (m().encoder->WorkspaceBytes(static_cast<size_t>(n)) > kPieceEncoderBytes) {
     int64_t lo = engine::kSamplesPerFrame, hi = n;  // WorkspaceBytes grows with n
     while (hi - lo > engine::kSamplesPerFrame) {
