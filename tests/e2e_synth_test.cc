@@ -419,6 +419,44 @@ TEST_F(E2E, CliReadsStdinAndContinuesPastAFailingInput) {
   EXPECT_EQ(Shell(tern + "- - < " + wav + " 2>/dev/null"), 2);  // stdin only once
 }
 
+// An excerpt (AudioOptions::offset_s / duration_s) is transcribed as audio of its own, with
+// segment and piece times counted from the source's start.
+TEST_F(E2E, ExcerptTimesCountFromTheSource) {
+  auto model = Load("published");
+  ASSERT_TRUE(model);
+  const std::string wav = *scratch_ + "/excerpt.wav";
+  ASSERT_TRUE(WriteWav(Clip(72000, 13), wav).ok());  // 3 s
+  AudioOptions ao;
+  ao.offset_s = 0.75;
+  ao.duration_s = 1.5;
+  Result<Audio> part = LoadAudio(wav, ao);
+  ASSERT_TRUE(part.ok()) << part.status().ToString();
+  EXPECT_DOUBLE_EQ(part->offset_s, 0.75);
+  Audio same = *part;
+  same.offset_s = 0;  // the same samples, as a file of their own
+  for (double chunk : {0.0, 1.0}) {
+    TranscribeOptions o = Forced(5);
+    o.chunk_seconds = chunk;
+    Session s(model, 2);
+    Result<Transcript> t = s.Transcribe(*part, o);
+    Result<Transcript> u = s.Transcribe(same, o);
+    ASSERT_TRUE(t.ok() && u.ok());
+    EXPECT_EQ(t->token_ids, u->token_ids);
+    EXPECT_DOUBLE_EQ(t->offset_s, 0.75);
+    ASSERT_EQ(t->segments.size(), u->segments.size());
+    for (size_t i = 0; i < t->segments.size(); ++i) {
+      EXPECT_DOUBLE_EQ(t->segments[i].start, u->segments[i].start + 0.75);
+      EXPECT_DOUBLE_EQ(t->segments[i].end, u->segments[i].end + 0.75);
+    }
+    ASSERT_EQ(t->pieces.size(), u->pieces.size());
+    for (size_t i = 0; i < t->pieces.size(); ++i)
+      EXPECT_DOUBLE_EQ(t->pieces[i].first, u->pieces[i].first + 0.75);
+    const std::string srt = FormatTranscript(*t, OutputFormat::kSrt);
+    EXPECT_EQ(srt.rfind("1\n00:00:00,750 --> ", 0), 0u) << srt;
+    EXPECT_NE(srt.find("00:00:02,250"), std::string::npos) << srt;  // the excerpt's end
+  }
+}
+
 // Several --output-format values: one transcription, one file per format and input.
 TEST_F(E2E, CliWritesSeveralFormatsFromOneRun) {
   const std::string wav = *scratch_ + "/several.wav", out = *scratch_ + "/several";

@@ -76,6 +76,10 @@ struct AudioOptions {
   bool normalize = true;      // RMS-normalize to -25 dBFS (as VibeVoice's processor does)
   bool clip_guard = true;     // then divide by max|x| when it exceeds 1
   double max_seconds = 3 * 3600.0;  // longer input is an error naming this limit
+  // An excerpt [offset_s, offset_s + duration_s) of the source (duration 0: to the end), cut
+  // before normalization; the transcript's times still count from the source's start.
+  double offset_s = 0;
+  double duration_s = 0;
 
   Status Validate() const;
 };
@@ -86,6 +90,7 @@ struct Audio {
   std::vector<float> samples;
   int source_rate = 0;
   int source_channels = 0;
+  double offset_s = 0;        // where samples[0] lies in the source, seconds
   double duration_s() const { return static_cast<double>(samples.size()) / 24000.0; }
 };
 
@@ -173,7 +178,9 @@ struct Transcript {
   std::string stop_reason;          // "eos", "max_tokens", "repetition"
   std::vector<std::string> warnings;
   int64_t frames = 0;               // encoder frames fed to the decoder
-  double duration_s = 0;
+  double duration_s = 0;            // of the audio transcribed
+  double offset_s = 0;              // its start in the source (Audio::offset_s): segment and
+                                    // piece times include it
   // Audio longer than one prompt holds (see TranscribeOptions::chunk_seconds): the [start,
   // end) seconds of each piece, in order; empty when the audio went in one prompt. Then
   // prompt_token_ids is the first piece's prompt and token_ids the pieces' ids in turn.

@@ -5,6 +5,7 @@
 #include <sndfile.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -160,6 +161,30 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
     return FormatError("%s: %lld frames at %d Hz are less than one sample at %d Hz", n,
                        static_cast<long long>(total), rate, kTargetRate);
   }
+  if (options.offset_s > 0 || options.duration_s > 0) {
+    const int64_t size = static_cast<int64_t>(out.samples.size());
+    const int64_t b = std::llround(options.offset_s * kTargetRate);
+    if (b >= size) {
+      return InvalidArgumentError("%s: --offset %.3f s is at or past the end of the audio "
+                                  "(%.3f s)", n, options.offset_s,
+                                  static_cast<double>(size) / kTargetRate);
+    }
+    const int64_t e = options.duration_s > 0
+        ? std::min<int64_t>(size, b + std::llround(options.duration_s * kTargetRate))
+        : size;
+    if (e <= b) {
+      return InvalidArgumentError("%s: --duration %g s is less than one sample", n,
+                                  options.duration_s);
+    }
+    out.samples.erase(out.samples.begin() + e, out.samples.end());
+    out.samples.erase(out.samples.begin(), out.samples.begin() + b);
+    out.offset_s = static_cast<double>(b) / kTargetRate;
+    if (std::all_of(out.samples.begin(), out.samples.end(), [](float v) { return v == 0.0f; })) {
+      return InvalidArgumentError("%s: the excerpt [%.3f, %.3f) s is silent; nothing to "
+                                  "transcribe", n, out.offset_s,
+                                  static_cast<double>(e) / kTargetRate);
+    }
+  }
   if (options.normalize) {
     NormalizeRms(&out.samples);
     if (options.clip_guard) ClipGuard(&out.samples);
@@ -191,6 +216,11 @@ Status AudioOptions::Validate() const {
   if (max_seconds > 1e7) {  // ~115 days: far past memory; rejects typos like 1e12
     return InvalidArgumentError("max audio seconds %g is absurd (limit 1e7)", max_seconds);
   }
+  if (!(offset_s >= 0 && offset_s <= 1e7))
+    return InvalidArgumentError("--offset must be in [0, 1e7] seconds, got %g", offset_s);
+  if (!(duration_s >= 0 && duration_s <= 1e7))
+    return InvalidArgumentError("--duration must be in [0, 1e7] seconds (0: to the end), got %g",
+                                duration_s);
   return Status::Ok();
 }
 

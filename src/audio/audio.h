@@ -51,6 +51,11 @@ struct AudioOptions {
   // samples is 1 GB, a bound a server can afford per request.
   double max_seconds = 3 * 3600.0;
   Resampler resampler = Resampler::kSoxrHq;
+  // An excerpt: [offset_s, offset_s + duration_s) of the source (duration 0: to the end), cut
+  // after resampling and before normalization, so it is normalized as a file of its own.
+  // max_seconds still bounds what is decoded. An offset at or past the end is an error.
+  double offset_s = 0;
+  double duration_s = 0;
 
   Status Validate() const;
 };
@@ -60,6 +65,7 @@ struct Audio {
   int source_rate = 0;
   int source_channels = 0;
   double duration_s = 0;       // samples.size() / 24000
+  double offset_s = 0;         // where samples[0] lies in the source (AudioOptions::offset_s)
 };
 
 Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options = {});

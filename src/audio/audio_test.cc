@@ -446,6 +446,59 @@ TEST(AudioErrors, Content) {
   EXPECT_TRUE(LoadAudioFromMemory(ok64.data(), ok64.size(), "64ch").ok());
 }
 
+// --offset / --duration: the excerpt is exactly the slice of the whole (before normalization),
+// then normalized on its own; bad excerpts are errors that say why.
+TEST(Audio, ExcerptIsTheSliceOfTheWhole) {
+  TempDir dir;
+  const auto pcm = RandomS16(24000, 5);  // 1 s at 24 kHz
+  const std::string path = dir.File("e.wav");
+  ASSERT_TRUE(WriteS16(path, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 24000, 1, pcm));
+  auto whole = LoadAudio(path, Raw());
+  ASSERT_TRUE(whole.ok());
+  AudioOptions o = Raw();
+  o.offset_s = 0.25;
+  o.duration_s = 0.5;
+  auto part = LoadAudio(path, o);
+  ASSERT_TRUE(part.ok()) << part.status().ToString();
+  EXPECT_EQ(part->samples, std::vector<float>(whole->samples.begin() + 6000,
+                                              whole->samples.begin() + 18000));
+  EXPECT_DOUBLE_EQ(part->offset_s, 0.25);
+  EXPECT_DOUBLE_EQ(part->duration_s, 0.5);
+  o.duration_s = 0;  // to the end
+  auto tail = LoadAudio(path, o);
+  ASSERT_TRUE(tail.ok());
+  EXPECT_EQ(tail->samples.size(), 18000u);
+  o.duration_s = 5;  // past the end: to the end
+  EXPECT_EQ(LoadAudio(path, o)->samples.size(), 18000u);
+  AudioOptions norm;
+  norm.offset_s = 0.5;
+  auto normalized = LoadAudio(path, norm);
+  ASSERT_TRUE(normalized.ok());
+  EXPECT_NEAR(20 * std::log10(Rms(normalized->samples)), -25.0, 0.01);
+
+  o.offset_s = 1.0;
+  ExpectError(LoadAudio(path, o), ErrorCode::kInvalidArgument, {"e.wav", "--offset", "past the end"});
+  o.offset_s = 0;
+  o.duration_s = 1e-6;
+  ExpectError(LoadAudio(path, o), ErrorCode::kInvalidArgument, {"e.wav", "--duration"});
+  // A silent stretch of an audible file.
+  std::vector<int16_t> gap = pcm;
+  std::fill(gap.begin() + 12000, gap.end(), int16_t{0});
+  const std::string gapped = dir.File("gap.wav");
+  ASSERT_TRUE(WriteS16(gapped, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 24000, 1, gap));
+  AudioOptions silent;
+  silent.offset_s = 0.6;
+  ExpectError(LoadAudio(gapped, silent), ErrorCode::kInvalidArgument, {"gap.wav", "silent"});
+  for (double bad : {-0.5, std::nan(""), 1e12}) {
+    AudioOptions b;
+    b.offset_s = bad;
+    EXPECT_FALSE(b.Validate().ok()) << bad;
+    b = AudioOptions();
+    b.duration_s = bad;
+    EXPECT_FALSE(b.Validate().ok()) << bad;
+  }
+}
+
 TEST(AudioErrors, LengthLimitAndOptions) {
   TempDir dir;
   const std::string path = dir.File("long.wav");

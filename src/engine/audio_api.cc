@@ -10,6 +10,8 @@ audio::AudioOptions ToInternal(const AudioOptions& o) {
   a.normalize = o.normalize;
   a.clip_guard = o.clip_guard;
   a.max_seconds = o.max_seconds;
+  a.offset_s = o.offset_s;
+  a.duration_s = o.duration_s;
   return a;
 }
 
@@ -19,10 +21,14 @@ Audio FromInternal(audio::Audio&& in, const std::string& name) {
   out.samples = std::move(in.samples);
   out.source_rate = in.source_rate;
   out.source_channels = in.source_channels;
+  out.offset_s = in.offset_s;
   return out;
 }
 
 }  // namespace
+
+// The audio layer's rules, one place for both option structs.
+Status AudioOptions::Validate() const { return ToInternal(*this).Validate(); }
 
 Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options) {
   TERN_RETURN_IF_ERROR(options.Validate());

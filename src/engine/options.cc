@@ -14,14 +14,6 @@ Status ModelOptions::Validate() const {
   return Status::Ok();
 }
 
-Status AudioOptions::Validate() const {
-  if (!(max_seconds > 0) || !std::isfinite(max_seconds)) {
-    return InvalidArgumentError("max audio seconds must be a positive number, got %g",
-                                max_seconds);
-  }
-  return Status::Ok();
-}
-
 Status DecodingOptions::Validate() const {
   if (!(temperature >= 0.0f) || !std::isfinite(temperature) || temperature > 100.0f)
     return InvalidArgumentError("temperature must be in [0, 100], got %g", temperature);

@@ -26,13 +26,13 @@ struct Cue {
 
 std::vector<Cue> Cues(const Transcript& t) {
   std::vector<Cue> cues;
-  double prev_end = 0;
+  double prev_end = t.offset_s;
   for (size_t i = 0; i < t.segments.size(); ++i) {
     const Segment& s = t.segments[i];
     double start = s.start >= 0 ? s.start : prev_end;
     double end = s.end;
     if (end < 0) {
-      end = t.duration_s;
+      end = t.offset_s + t.duration_s;
       if (i + 1 < t.segments.size() && t.segments[i + 1].start >= 0) end = t.segments[i + 1].start;
     }
     if (end < start) end = start;
@@ -113,6 +113,7 @@ std::string FormatTranscript(const Transcript& t, OutputFormat format) {
           {"segments", SegmentsJson(t)},
           {"structured", t.structured},
           {"duration", t.duration_s},
+          {"offset", t.offset_s},
           {"frames", t.frames},
           {"pieces", t.pieces},
           {"prompt_token_ids", t.prompt_token_ids},

@@ -288,6 +288,24 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
   return t;
 }
 
+namespace {
+
+// Times count from the source's start: an excerpt (AudioOptions::offset_s) shifts them.
+void ShiftToSource(double offset, Transcript* t) {
+  t->offset_s = offset;
+  if (offset == 0) return;
+  for (Segment& s : t->segments) {
+    if (s.start >= 0) s.start += offset;
+    if (s.end >= 0) s.end += offset;
+  }
+  for (auto& [a, b] : t->pieces) {
+    a += offset;
+    b += offset;
+  }
+}
+
+}  // namespace
+
 // Encoder activations per piece when no --chunk-seconds is given: about 13 minutes of audio
 // at the published geometry (~5.2 MB per second), so a long recording neither exhausts a
 // 16 GB machine nor depends, in where it is cut, on the machine it runs on.
@@ -333,7 +351,11 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
   const int64_t n = static_cast<int64_t>(audio.samples.size());
   Result<int64_t> max_len = impl_->MaxPieceSamples(n, options);
   if (!max_len.ok()) return max_len.status().WithPrefix(audio.name);
-  if (n <= *max_len) return impl_->TranscribeWhole(audio.samples.data(), n, audio.name, options);
+  if (n <= *max_len) {
+    Result<Transcript> t = impl_->TranscribeWhole(audio.samples.data(), n, audio.name, options);
+    if (t.ok()) ShiftToSource(audio.offset_s, &*t);
+    return t;
+  }
 
   // Long audio: one prompt per piece, in order, merged into one transcript with the pieces'
   // times shifted to the whole file. Speaker numbers restart in every piece.
@@ -363,6 +385,7 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
   all.metrics.wall_ms = wall.ElapsedMs();
   all.metrics.rtf = all.duration_s > 0 ? all.metrics.wall_ms / 1000.0 / all.duration_s : 0.0;
   all.metrics.peak_rss_bytes = PeakRssBytes();
+  ShiftToSource(audio.offset_s, &all);
   return all;
 }
 

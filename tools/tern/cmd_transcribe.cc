@@ -216,6 +216,8 @@ int CmdTranscribe(int argc, char** argv) {
   app.add_flag("--no-normalize", f.no_normalize, "skip RMS normalization and the clip guard");
   app.add_flag("--no-clip-guard", f.no_clip_guard, "do not rescale audio whose peak exceeds 1 after normalization");
   app.add_option("--max-audio-seconds", f.audio.max_seconds, "refuse longer audio")->capture_default_str();
+  app.add_option("--offset", f.audio.offset_s, "start this many seconds into the audio");
+  app.add_option("--duration", f.audio.duration_s, "transcribe at most this many seconds (0: to the end)");
   app.add_flag("--metrics", f.metrics, "print timings, RTF and peak memory to stderr");
   app.add_flag("-q,--quiet", f.quiet, "no progress on stderr");
   app.add_option("audio", f.inputs, "audio files (WAV, FLAC, OGG, MP3); - reads standard input")->required();
