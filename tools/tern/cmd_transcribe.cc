@@ -204,7 +204,7 @@ int CmdTranscribe(int argc, char** argv) {
   app.add_option("--beam", d.beam, "beam search width (1 = off)")->capture_default_str();
   app.add_option("--max-tokens", d.max_tokens, "maximum generated tokens")->capture_default_str();
   app.add_option("--chunk-seconds", f.transcribe.chunk_seconds,
-                 "long audio: pieces of at most this many seconds (0: only what the context needs)")
+                 "long audio: pieces of at most this many seconds (0: only when the context or 4 GB of encoder memory needs them)")
       ->capture_default_str();
   app.add_flag("--no-repetition-guard", f.no_repetition_guard, "do not stop on a looping output");
   app.add_option("--output-format", f.output_format,
