@@ -46,6 +46,12 @@ std::vector<std::pair<int64_t, int64_t>> PlanChunks(const float* x, int64_t n, i
   return out;
 }
 
+std::string PieceLabel(double t0, double t1) {
+  char label[64];
+  std::snprintf(label, sizeof label, "[%.2f-%.2f s]", t0, t1);
+  return label;
+}
+
 void AppendPiece(const Transcript& p, double t0, double t1, Transcript* all) {
   const bool first = all->pieces.empty();
   if (first) {
@@ -74,8 +80,7 @@ void AppendPiece(const Transcript& p, double t0, double t1, Transcript* all) {
   all->token_ids.insert(all->token_ids.end(), p.token_ids.begin(), p.token_ids.end());
   all->token_logprobs.insert(all->token_logprobs.end(), p.token_logprobs.begin(),
                              p.token_logprobs.end());
-  char where[64];
-  std::snprintf(where, sizeof where, "[%.2f-%.2f s]: ", t0, t1);
+  const std::string where = PieceLabel(t0, t1) + ": ";
   for (const std::string& w : p.warnings) all->warnings.push_back(where + w);
   all->frames += p.frames;
   all->pieces.emplace_back(t0, t1);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,9 @@ namespace tern::engine {
 // whose middle lies in the second half of the allowed length. Deterministic; ties go to the
 // earliest window.
 std::vector<std::pair<int64_t, int64_t>> PlanChunks(const float* x, int64_t n, int64_t max_len);
+
+// "[t0-t1 s]" with two decimals: how errors and warnings name a piece.
+std::string PieceLabel(double t0, double t1);
 
 // Appends the transcript of the piece [t0, t1) seconds to `all` (empty for the first piece):
 // text joined with a space; ids, log-probabilities and frames in turn; segment times shifted

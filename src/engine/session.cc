@@ -2,7 +2,6 @@
 // (greedy, sampling or beam search), then text and segments.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <span>
 #include <thread>
 
@@ -375,10 +374,8 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
         return options.on_progress(lo + p * (hi - lo));
       };
     }
-    char where[64];
-    std::snprintf(where, sizeof where, " [%.2f-%.2f s]", t0, t1);  // names it in errors
-    Result<Transcript> part = impl_->TranscribeWhole(audio.samples.data() + b, e - b,
-                                                     audio.name + where, o);
+    const std::string name = audio.name + " " + engine::PieceLabel(t0, t1);  // for errors
+    Result<Transcript> part = impl_->TranscribeWhole(audio.samples.data() + b, e - b, name, o);
     if (!part.ok()) return part.status();
     engine::AppendPiece(*part, t0, t1, &all);
   }

@@ -325,10 +325,18 @@ Result<Features> Encoder::RunBranchIn(Branch which, const float* samples, size_t
   return f;
 }
 
-size_t Encoder::WorkspaceBytes(size_t n) const {
-  return std::max(PlanBytes(MakePlan(*branches_[0], n, 1)),
-                  PlanBytes(MakePlan(*branches_[1], n, 1)));
+namespace {
+
+// The one buffer of a run with the branches in turn on `threads` threads: the larger plan.
+size_t InTurnBytes(const std::unique_ptr<Encoder::BranchModel> (&branches)[2], size_t n,
+                   int threads) {
+  return std::max(PlanBytes(MakePlan(*branches[0], n, threads)),
+                  PlanBytes(MakePlan(*branches[1], n, threads)));
 }
+
+}  // namespace
+
+size_t Encoder::WorkspaceBytes(size_t n) const { return InTurnBytes(branches_, n, 1); }
 
 Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
                               EncoderTimings* timings) const {
@@ -355,9 +363,7 @@ Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
     });
   } else {
     Workspace ws;
-    const size_t bytes = std::max(PlanBytes(MakePlan(*branches_[0], n, nth)),
-                                  PlanBytes(MakePlan(*branches_[1], n, nth)));
-    TERN_RETURN_IF_ERROR(Reserve(&ws, bytes, n));
+    TERN_RETURN_IF_ERROR(Reserve(&ws, InTurnBytes(branches_, n, nth), n));
     for (int b = 0; b < 2; ++b)
       out[b] = RunBranchIn(static_cast<Branch>(b), samples, n, pool, nullptr, &bt[b], &ws);
   }

@@ -70,8 +70,8 @@ class Encoder {
                              const StageHook* hook = nullptr,
                              EncoderTimings* timings = nullptr) const;
 
-  // The activation buffers Run allocates for n samples on one thread (the larger branch's;
-  // with the branches in parallel, both): linear in n. Callers bound memory with it.
+  // The activation buffer Run allocates for n samples on one thread (the branches run in
+  // turn in one buffer sized for the larger): linear in n. Callers bound memory with it.
   size_t WorkspaceBytes(size_t n_samples) const;
 
   int64_t hidden() const;
