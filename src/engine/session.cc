@@ -21,6 +21,7 @@ struct Session::Impl {
   std::shared_ptr<const Model> model;
   ThreadPool pool;
   std::unique_ptr<vibeasr::DecoderState> state;
+  vibeasr::Encoder::Scratch encoder_scratch;  // activation buffers kept between calls
 
   Impl(std::shared_ptr<const Model> m, int threads) : model(std::move(m)), pool(threads) {}
 
@@ -192,7 +193,8 @@ int Session::threads() const { return impl_->pool.size(); }
 Result<Features> Session::Encode(const Audio& audio) {
   if (audio.samples.empty()) return InvalidArgumentError("%s: no audio samples", audio.name.c_str());
   TERN_ASSIGN_OR_RETURN(vibeasr::Features f,
-                        impl_->m().encoder->Run(audio.samples.data(), audio.samples.size(), impl_->pool));
+                        impl_->m().encoder->Run(audio.samples.data(), audio.samples.size(),
+                                                impl_->pool, nullptr, &impl_->encoder_scratch));
   Features out;
   out.frames = f.frames;
   out.hidden = f.hidden;
@@ -217,7 +219,7 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
   vibeasr::EncoderTimings et;
   Timer timer;
   TERN_ASSIGN_OR_RETURN(vibeasr::Features feats,
-                        m.encoder->Run(x, static_cast<size_t>(n), pool, &et));
+                        m.encoder->Run(x, static_cast<size_t>(n), pool, &et, &encoder_scratch));
   t.metrics.encoder_ms = timer.ElapsedMs();
   t.metrics.stages = et.stages;
   if (Cancelled(options)) return CancelledError("transcription cancelled");

@@ -213,6 +213,15 @@ struct Encoder::Workspace {
   size_t bytes = 0;
 };
 
+Encoder::Scratch::Scratch(size_t keep_bytes) : keep_bytes_(keep_bytes) {}
+Encoder::Scratch::~Scratch() = default;
+
+size_t Encoder::Scratch::bytes() const {
+  size_t b = 0;
+  for (const auto& w : ws_) b += w ? w->bytes : 0;
+  return b;
+}
+
 Status Encoder::Reserve(Workspace* ws, size_t bytes, size_t n) {
   if (ws->bytes >= bytes) return Status::Ok();
   ws->buffer = AllocRunBuffer(bytes);
@@ -339,9 +348,13 @@ size_t InTurnBytes(const std::unique_ptr<Encoder::BranchModel> (&branches)[2], s
 size_t Encoder::WorkspaceBytes(size_t n) const { return InTurnBytes(branches_, n, 1); }
 
 Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
-                              EncoderTimings* timings) const {
+                              EncoderTimings* timings, Scratch* scratch) const {
   if (samples == nullptr || n == 0)
     return InvalidArgumentError("encoder: empty audio (0 samples)");
+  Scratch own;
+  if (scratch == nullptr) scratch = &own;
+  for (auto& w : scratch->ws_)
+    if (!w) w = std::make_unique<Workspace>();
   // With two or more threads the branches run at the same time, each on its own share of
   // the threads: they are independent until the final sum, and two single-thread branches
   // never wait for each other, where one branch on two threads meets a barrier after every
@@ -358,15 +371,17 @@ Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
     pool.Run([&](int tid, int) {
       if (tid > 1) return;
       ThreadPool sub(share[tid]);
-      Workspace ws;
-      out[tid] = RunBranchIn(static_cast<Branch>(tid), samples, n, sub, nullptr, &bt[tid], &ws);
+      out[tid] = RunBranchIn(static_cast<Branch>(tid), samples, n, sub, nullptr, &bt[tid],
+                             scratch->ws_[tid].get());
     });
   } else {
-    Workspace ws;
-    TERN_RETURN_IF_ERROR(Reserve(&ws, InTurnBytes(branches_, n, nth), n));
+    Workspace* ws = scratch->ws_[0].get();
+    TERN_RETURN_IF_ERROR(Reserve(ws, InTurnBytes(branches_, n, nth), n));
     for (int b = 0; b < 2; ++b)
-      out[b] = RunBranchIn(static_cast<Branch>(b), samples, n, pool, nullptr, &bt[b], &ws);
+      out[b] = RunBranchIn(static_cast<Branch>(b), samples, n, pool, nullptr, &bt[b], ws);
   }
+  if (scratch->bytes() > scratch->keep_bytes_)
+    for (auto& w : scratch->ws_) w.reset();
   for (int b = 0; b < 2; ++b) TERN_RETURN_IF_ERROR(out[b]->status());
   if (timings) {
     timings->acoustic_ms += bt[0].acoustic_ms;

@@ -197,6 +197,41 @@ TEST(Encoder, FeaturesDoNotDependOnTheThreadCount) {
   }
 }
 
+// A Session keeps one Scratch across calls: later runs, longer or shorter, reuse its buffers
+// (their stale contents must not leak into the result), and a run needing more than the
+// keep limit releases them afterwards.
+TEST(Encoder, ScratchKeptBetweenRunsGivesTheSameFeatures) {
+  const Encoder& enc = Tiny();
+  const auto a = Signal(9 * 3200 + 77, 5), b = Signal(3 * 3200 + 5, 6);
+  for (int nth : {1, 2, 4}) {
+    ThreadPool pool(nth);
+    auto fa = enc.Run(a.data(), a.size(), pool);
+    auto fb = enc.Run(b.data(), b.size(), pool);
+    ASSERT_TRUE(fa.ok() && fb.ok());
+    Encoder::Scratch scratch;
+    size_t held = 0;
+    for (int round = 0; round < 2; ++round) {
+      for (const auto* x : {&a, &b}) {
+        auto f = enc.Run(x->data(), x->size(), pool, nullptr, &scratch);
+        ASSERT_TRUE(f.ok());
+        const auto& want = x == &a ? fa->data : fb->data;
+        ASSERT_EQ(f->data.size(), want.size());
+        EXPECT_EQ(std::memcmp(f->data.data(), want.data(), want.size() * 4), 0)
+            << nth << " threads, round " << round << (x == &a ? ", long" : ", short");
+      }
+      if (round == 0) held = scratch.bytes();
+      EXPECT_GT(scratch.bytes(), 0u);
+      EXPECT_EQ(scratch.bytes(), held) << "the buffers of the first long run are reused";
+    }
+    Encoder::Scratch small(held - 1);
+    ASSERT_TRUE(enc.Run(a.data(), a.size(), pool, nullptr, &small).ok());
+    EXPECT_EQ(small.bytes(), 0u) << "over the keep limit: released";
+    ASSERT_TRUE(enc.Run(b.data(), b.size(), pool, nullptr, &small).ok());
+    EXPECT_GT(small.bytes(), 0u);
+    EXPECT_LE(small.bytes(), held - 1);
+  }
+}
+
 TEST(Encoder, ConcurrentRunsShareOneEncoder) {
   const auto a = Signal(4 * 3200, 5);
   ThreadPool p0(1);
