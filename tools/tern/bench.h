@@ -3,9 +3,11 @@
 // shared flags, resolves the kernel ISA and prints the records (table or JSON).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -23,6 +25,22 @@ struct Options {
   std::string clock = "wall";
   double min_seconds = 0.3;   // per case: at least this long and at least `min_reps` reps
   int min_reps = 5;
+  int busy = 0;               // --busy: competing threads (BusyThreads) during the suite
+};
+
+// `--busy N`: N threads spinning on arithmetic for as long as the object lives, standing in
+// for another process's threads on a shared machine, so the engine's behaviour with more
+// runnable threads than cores can be measured on purpose rather than by accident.
+class BusyThreads {
+ public:
+  explicit BusyThreads(int n);
+  ~BusyThreads();
+  BusyThreads(const BusyThreads&) = delete;
+  BusyThreads& operator=(const BusyThreads&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
 };
 
 // One measured case. gops = 2*K*N*n / time; weight_gbs = weight bytes read / time.

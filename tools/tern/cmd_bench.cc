@@ -1,5 +1,5 @@
 // tern bench <suite> [--threads N] [--json] [--isa X] [--mode hot|cold|auto] [--clock wall|cpu]
-//                    [--filter S] [--min-seconds S] [--min-reps N]
+//                    [--filter S] [--min-seconds S] [--min-reps N] [--busy N]
 // Suites register themselves (bench.h); this file owns the shared flags and the output.
 // Exit codes: 0 ok, 1 a suite or the ISA selection failed, 2 usage.
 #include <CLI/CLI.hpp>
@@ -17,6 +17,27 @@ namespace bench {
 std::vector<Suite>& Registry() {
   static std::vector<Suite> suites;
   return suites;
+}
+
+BusyThreads::BusyThreads(int n) {
+  for (int i = 0; i < n; ++i) {
+    threads_.emplace_back([this, i] {
+      // A dependent multiply-add chain: keeps a core's integer units busy and its caches
+      // nearly untouched, so what it takes from a benchmark is CPU time, not bandwidth.
+      volatile uint64_t sink = 0;
+      uint64_t x = 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(i);
+      while (!stop_.load(std::memory_order_relaxed)) {
+        for (int k = 0; k < 4096; ++k) x = x * 6364136223846793005ull + 1442695040888963407ull;
+        sink = x;
+      }
+      (void)sink;
+    });
+  }
+}
+
+BusyThreads::~BusyThreads() {
+  stop_.store(true);
+  for (auto& t : threads_) t.join();
 }
 
 }  // namespace bench
@@ -80,6 +101,9 @@ int CmdBench(int argc, char** argv) {
       ->check(CLI::Range(0.0, 600.0));
   app.add_option("--min-reps", opt.min_reps, "minimum repetitions per case")
       ->check(CLI::Range(1, 100000));
+  app.add_option("--busy", opt.busy,
+                 "run N competing busy threads during the suite (a shared machine on purpose)")
+      ->check(CLI::Range(0, 256));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -102,6 +126,7 @@ int CmdBench(int argc, char** argv) {
 
   for (const bench::Suite& s : bench::Registry()) {
     if (suite_name != s.name || s.run == nullptr) continue;
+    bench::BusyThreads busy(opt.busy);
     bench::Sink sink;
     if (!json) {
       PrintHeader();

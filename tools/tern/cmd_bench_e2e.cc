@@ -48,7 +48,7 @@ int BenchE2E(int argc, char** argv) {
   ModelOptions mo;
   std::string audio_path, head = "f16";
   double seconds = 3.5;
-  int threads = 0, tokens = 32, repeats = 3;
+  int threads = 0, tokens = 32, repeats = 3, busy = 0;
   bool json = false, fresh = false;
   CLI::App app{"tern bench e2e: end-to-end timings", "tern bench e2e"};
   app.add_option("--model", mo.model_dir, "model directory");
@@ -61,6 +61,8 @@ int BenchE2E(int argc, char** argv) {
   app.add_option("--tokens", tokens, "decode steps to force")->capture_default_str();
   app.add_option("--repeats", repeats, "runs after one warm-up; medians are reported")->capture_default_str();
   app.add_flag("--json", json, "one JSON record instead of text");
+  app.add_option("--busy", busy, "run N competing busy threads meanwhile (a shared machine)")
+      ->check(CLI::Range(0, 256));
   app.add_flag("--fresh-session", fresh,
                "a new Session per run: nothing carries over (the prompt is prefilled whole)");
   try {
@@ -78,6 +80,7 @@ int BenchE2E(int argc, char** argv) {
   if (tokens < 1 || repeats < 1 || !(seconds > 0))
     return fail(InvalidArgumentError("--tokens, --repeats and --seconds must be positive"));
 
+  bench::BusyThreads competing(busy);
   Result<std::shared_ptr<const Model>> model = Model::Load(mo);
   if (!model.ok()) return fail(model.status());
   Audio audio;
