@@ -91,9 +91,6 @@ std::vector<float> ReadF32(const std::string& path) {
   return v;
 }
 
-// Engine vs the PyTorch quantized forward on the dumped clips: the prompt ids exactly, the
-// encoder features and the logits of every teacher-forced step within tolerances derived
-// from the data (a fraction of the values' spread), and the greedy choices.
 // max |a - ref| over equal-length vectors; *ref_max_abs = max |ref|.
 double MaxDiff(const std::vector<float>& a, const std::vector<float>& ref, double* ref_max_abs) {
   double d = 0, m = 0;
@@ -105,6 +102,9 @@ double MaxDiff(const std::vector<float>& a, const std::vector<float>& ref, doubl
   return d;
 }
 
+// Engine vs the PyTorch quantized forward on the dumped clips: the prompt ids exactly, the
+// encoder features and the logits of every teacher-forced step within tolerances derived
+// from the data (a fraction of the values' spread), and the greedy choices.
 TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
   auto model = LoadTiny();
   ASSERT_TRUE(model);

@@ -152,8 +152,10 @@ Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& p
       Hyp h;
       h.tokens = alive[c.hyp].tokens;
       h.tokens.push_back(c.token);
-      h.logprobs = alive[c.hyp].logprobs;
-      h.logprobs.push_back(static_cast<float>(c.token_logprob));
+      if (d.logprobs) {
+        h.logprobs = alive[c.hyp].logprobs;
+        h.logprobs.push_back(static_cast<float>(c.token_logprob));
+      }
       h.logprob = c.logprob;
       if (special.IsStop(c.token) && !d.ignore_eos) {
         finished.push_back(std::move(h));
