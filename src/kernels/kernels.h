@@ -146,6 +146,10 @@ struct KernelTable {
   // a*sa + b*sb).
   void (*i8_add_scaled_f32)(const int8_t* a, float sa, const float* g, const int8_t* b,
                             float sb, int64_t rows, int64_t n, float* out);
+  // The factors of rms_norm_scaled for `rows` rows of n int8 (row j at q + j*n): with
+  // ss = sum_i q[j][i]^2 (exact int32), s[j] = 1 / sqrt((float)ss / (float)n + eps), each
+  // operation one IEEE rounding (correctly rounded division and square root on every ISA).
+  void (*i8_rms_factors)(const int8_t* q, int64_t rows, int64_t n, float eps, float* s);
   // out[j][i] = ((float)q[j][i] * s[j]) * g[i]   (rms_norm_scaled, row j's factor s[j]).
   void (*i8_scale_mul_f32)(const int8_t* q, int64_t rows, int64_t n, const float* s,
                            const float* g, float* out);

@@ -468,6 +468,37 @@ TEST(GemmEpilogue, OracleByHand) {
   EXPECT_EQ(mx[2], 4);
 }
 
+// The RMSNorm row factors: every ISA gives the oracle's bits for row counts around the
+// vector widths and row lengths around the load widths, including rows of -128 (the widest
+// square) and of zeros with eps 0 (an infinite factor, as the oracle's division gives).
+TEST(EncoderFills, RmsFactorsMatchOracleBitExact) {
+  std::mt19937 rng(37);
+  const KernelTable& o = Scalar();
+  for (const KernelTable* t : SimdTables()) {
+    for (int64_t n : {1, 7, 15, 16, 17, 31, 32, 33, 64, 100, 2048}) {
+      for (int64_t rows : {1, 7, 8, 9, 16, 17, 40}) {
+        SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " n=" << n << " rows=" << rows);
+        Guarded<int8_t> q(static_cast<size_t>(rows * n));
+        for (size_t i = 0; i < q.n; ++i) q[i] = static_cast<int8_t>(rng() % 256 - 128);
+        for (int64_t i = 0; i < n; ++i) q[static_cast<size_t>(i)] = -128;  // row 0
+        if (rows > 2)
+          for (int64_t i = 0; i < n; ++i) q[static_cast<size_t>(2 * n + i)] = 0;  // row 2
+        for (float eps : {1e-5f, 0.37f, 0.0f}) {
+          Guarded<float> want(static_cast<size_t>(rows)), got(static_cast<size_t>(rows));
+          o.i8_rms_factors(q.data(), rows, n, eps, want.data());
+          t->i8_rms_factors(q.data(), rows, n, eps, got.data());
+          EXPECT_EQ(0, std::memcmp(want.data(), got.data(), static_cast<size_t>(rows) * 4))
+              << "eps " << eps;
+        }
+      }
+    }
+  }
+  const int8_t q[4] = {3, -4, 0, 0};  // sum of squares 25 over n = 4, plus eps 0.0
+  float s = 0;
+  o.i8_rms_factors(q, 1, 4, 0.0f, &s);
+  EXPECT_EQ(s, 1.0f / 2.5f);
+}
+
 // The oracle itself, on values whose float results are exact, against the spec expressions.
 TEST(EncoderFills, OracleComputesTheSpecExpressions) {
   const KernelTable& o = Scalar();

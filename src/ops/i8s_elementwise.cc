@@ -1,7 +1,6 @@
 #include "ops/i8s_elementwise.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "base/check.h"
 #include "kernels/kernels.h"
@@ -91,15 +90,10 @@ void RmsNormScaled(ThreadPool& pool, const I8sTensor& x, const float* gamma, flo
   }
   const double xs = x.scale;
   const float eps_q = static_cast<float>(static_cast<double>(eps) / (xs * xs));
-  auto prepass = [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const int8_t* q = x.q + t * C;
-      int32_t ss = 0;
-      for (int64_t i = 0; i < C; ++i) ss += int32_t{q[i]} * int32_t{q[i]};
-      row_scratch[t] = 1.0f / std::sqrt(static_cast<float>(ss) / static_cast<float>(C) + eps_q);
-    }
-  };
   const kernels::KernelTable& kt = kernels::Kernels();
+  auto prepass = [&](int64_t t0, int64_t t1) {
+    kt.i8_rms_factors(x.q + t0 * C, t1 - t0, C, eps_q, row_scratch + t0);
+  };
   auto fill = [&](float* dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     TERN_CHECK(r1 - r0 == 1 || (c0 == 0 && c1 == C && ld == C));  // whole rows, or one
     // ((float)q * rr) * gamma

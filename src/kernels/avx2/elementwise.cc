@@ -78,6 +78,37 @@ void I8AddScaledF32(const int8_t* a, float sa, const float* g, const int8_t* b, 
   }
 }
 
+// As the AVX-512 version: 16 values at a time per row (tails through plain loops), then
+// the float steps for 8 rows at once.
+void I8RmsFactors(const int8_t* q, int64_t rows, int64_t n, float eps, float* s) {
+  alignas(32) int32_t ss[8];
+  const __m256 vn = _mm256_set1_ps(static_cast<float>(n)), veps = _mm256_set1_ps(eps);
+  int64_t j0 = 0;
+  for (; j0 + 8 <= rows; j0 += 8) {
+    for (int64_t r = 0; r < 8; ++r) {
+      const int8_t* qr = q + (j0 + r) * n;
+      __m256i acc = _mm256_setzero_si256();
+      int64_t i = 0;
+      for (; i + 16 <= n; i += 16) {
+        const __m256i v =
+            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qr + i)));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(v, v));
+      }
+      __m128i h = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+      h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4e));
+      h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xb1));
+      int32_t sum = _mm_cvtsi128_si32(h);
+      for (; i < n; ++i) sum += int32_t{qr[i]} * int32_t{qr[i]};
+      ss[r] = sum;
+    }
+    const __m256 ms = _mm256_add_ps(
+        _mm256_div_ps(_mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<__m256i*>(ss))), vn),
+        veps);
+    _mm256_storeu_ps(s + j0, _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(ms)));
+  }
+  scalar::I8RmsFactors(q + j0 * n, rows - j0, n, eps, s + j0);
+}
+
 void I8ScaleMulF32(const int8_t* q, int64_t rows, int64_t n, const float* s, const float* g,
                    float* out) {
   for (int64_t j = 0; j < rows; ++j, q += n, out += n) {

@@ -86,10 +86,13 @@ void QuantizeRowsI8(const float* x, int64_t rows, int64_t k, int64_t ldx, int8_t
 namespace {
 
 // Half-away: one add and a truncation (kBelowHalf in kernels.h says why it is exact).
-template <Round kMode>
+// kNonNegative: v >= +0 is known (after the ReLU clamp), so the sign needs no copying.
+template <Round kMode, bool kNonNegative = false>
 inline __m256i RoundToI32(__m256 v) {
   if constexpr (kMode == Round::kHalfEven) {
     return _mm256_cvtps_epi32(v);
+  } else if constexpr (kNonNegative) {
+    return _mm256_cvttps_epi32(_mm256_add_ps(v, _mm256_set1_ps(kBelowHalf)));
   } else {
     const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32(int32_t(0x80000000)));
     const __m256 h = _mm256_or_ps(_mm256_and_ps(v, sign), _mm256_set1_ps(kBelowHalf));
@@ -98,15 +101,16 @@ inline __m256i RoundToI32(__m256 v) {
 }
 
 // Requantizes n values that src(i, count) yields 8 at a time (lanes past count zero),
-// clamping to [lo, 127]: lo = 0 is the ReLU of the rounded value (rounding is monotone and
-// maps [-0.5, 0] to 0 in both modes).
-template <Round kMode, typename Src>
-void Requant(int64_t n, float inv, float lo_clamp, Src src, int8_t* q) {
+// clamping to [-127, 127], or to [0, 127] with kRelu (the ReLU of the rounded value:
+// rounding is monotone and maps [-0.5, 0] to 0 in both modes). vmaxps(v, +0) returns +0
+// for -0 and NaN as well, so after the ReLU clamp every lane is >= +0.
+template <Round kMode, bool kRelu = false, typename Src>
+void Requant(int64_t n, float inv, Src src, int8_t* q) {
   const __m256 vinv = _mm256_set1_ps(inv);
-  const __m256 lo = _mm256_set1_ps(lo_clamp), hi = _mm256_set1_ps(127.0f);
+  const __m256 lo = _mm256_set1_ps(kRelu ? 0.0f : -127.0f), hi = _mm256_set1_ps(127.0f);
   auto round8 = [&](int64_t i, int64_t count) {
     const __m256 v = _mm256_mul_ps(src(i, count), vinv);
-    return RoundToI32<kMode>(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+    return RoundToI32<kMode, kRelu>(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
   };
   // 32 values per step: the saturating packs (exact, |q| <= 127) leave dword 4L + s holding
   // values 4L..4L+3 of input vector s (L = 128-bit lane); one permute restores the order.
@@ -124,8 +128,7 @@ void Requant(int64_t n, float inv, float lo_clamp, Src src, int8_t* q) {
 
 template <Round kMode>
 void RequantF32(const float* x, int64_t n, float inv, int8_t* q) {
-  Requant<kMode>(n, inv, -127.0f, [x](int64_t i, int64_t count) { return Load8(x + i, count); },
-                 q);
+  Requant<kMode>(n, inv, [x](int64_t i, int64_t count) { return Load8(x + i, count); }, q);
 }
 
 inline __m256i LoadI32x8(const int32_t* x, int64_t count) {
@@ -136,14 +139,13 @@ inline __m256i LoadI32x8(const int32_t* x, int64_t count) {
 }
 
 // The fused epilogue: y as I32AffineF32 (elementwise.cc) computes it.
-template <Round kMode>
+template <Round kMode, bool kRelu>
 void RequantI32(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,
-                float inv, bool relu, int8_t* q) {
+                float inv, int8_t* q) {
   const __m256 vc = _mm256_set1_ps(c);
-  const float lo = relu ? 0.0f : -127.0f;
   for (int64_t j = 0; j < rows; ++j) {
     const int32_t* a = acc + j * n;
-    Requant<kMode>(n, inv, lo, [&](int64_t i, int64_t count) {
+    Requant<kMode, kRelu>(n, inv, [&](int64_t i, int64_t count) {
       const __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(LoadI32x8(a + i, count)), vc);
       return bias ? _mm256_add_ps(y, Load8(bias + i, count)) : y;
     }, q + j * n);
@@ -160,8 +162,10 @@ void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q) {
 
 void I32RequantI8(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,
                   float inv, Round mode, bool relu, int8_t* q) {
-  (mode == Round::kHalfEven ? RequantI32<Round::kHalfEven> : RequantI32<Round::kHalfAway>)(
-      acc, rows, n, c, bias, inv, relu, q);
+  const bool even = mode == Round::kHalfEven;
+  (relu ? (even ? RequantI32<Round::kHalfEven, true> : RequantI32<Round::kHalfAway, true>)
+        : (even ? RequantI32<Round::kHalfEven, false> : RequantI32<Round::kHalfAway, false>))(
+      acc, rows, n, c, bias, inv, q);
 }
 
 }  // namespace tern::kernels::avx2

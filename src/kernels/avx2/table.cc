@@ -28,6 +28,7 @@ const KernelTable kAvx2Table = {
     .i32_affine_f32 = avx2::I32AffineF32,
     .i8_to_f32 = avx2::I8ToF32,
     .i8_add_scaled_f32 = avx2::I8AddScaledF32,
+    .i8_rms_factors = avx2::I8RmsFactors,
     .i8_scale_mul_f32 = avx2::I8ScaleMulF32,
     .dw8_i8_i32 = avx2::Dw8I8I32,
 };

@@ -85,6 +85,31 @@ void I8AddScaledF32(const int8_t* a, float sa, const float* g, const int8_t* b, 
   }
 }
 
+// Sums of squares 32 values at a time (int16 squares, pairs summed by vpmaddwd: exact), one
+// reduction per row; then the float steps for 16 rows at once (vdivps and vsqrtps round
+// exactly as the scalar divss and sqrtss).
+void I8RmsFactors(const int8_t* q, int64_t rows, int64_t n, float eps, float* s) {
+  alignas(64) int32_t ss[16];
+  const __m512 vn = _mm512_set1_ps(static_cast<float>(n)), veps = _mm512_set1_ps(eps);
+  for (int64_t j0 = 0; j0 < rows; j0 += 16) {
+    const int64_t nr = rows - j0 < 16 ? rows - j0 : 16;
+    for (int64_t r = 0; r < nr; ++r) {
+      const int8_t* qr = q + (j0 + r) * n;
+      __m512i acc = _mm512_setzero_si512();
+      for (int64_t i = 0; i < n; i += 32) {
+        const __mmask32 m = n - i >= 32 ? ~__mmask32(0) : (__mmask32(1) << (n - i)) - 1;
+        const __m512i v = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, qr + i));
+        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(v, v));
+      }
+      ss[r] = _mm512_reduce_add_epi32(acc);
+    }
+    const __mmask16 m = TailMask(nr);
+    const __m512 ms = _mm512_add_ps(
+        _mm512_div_ps(_mm512_cvtepi32_ps(_mm512_maskz_load_epi32(m, ss)), vn), veps);
+    _mm512_mask_storeu_ps(s + j0, m, _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_sqrt_ps(ms)));
+  }
+}
+
 void I8ScaleMulF32(const int8_t* q, int64_t rows, int64_t n, const float* s, const float* g,
                    float* out) {
   for (int64_t j = 0; j < rows; ++j, q += n, out += n) {

@@ -57,10 +57,13 @@ void QuantizeRowsI8(const float* x, int64_t rows, int64_t k, int64_t ldx, int8_t
 namespace {
 
 // Half-away: one add and a truncation (kBelowHalf in kernels.h says why it is exact).
-template <Round kMode>
+// kNonNegative: v >= +0 is known (after the ReLU clamp), so the sign needs no copying.
+template <Round kMode, bool kNonNegative = false>
 inline __m512i RoundToI32(__m512 v) {
   if constexpr (kMode == Round::kHalfEven) {
     return _mm512_cvtps_epi32(v);
+  } else if constexpr (kNonNegative) {
+    return _mm512_cvttps_epi32(_mm512_add_ps(v, _mm512_set1_ps(kBelowHalf)));
   } else {
     const __m512i sign =
         _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(int32_t(0x80000000)));
@@ -71,15 +74,16 @@ inline __m512i RoundToI32(__m512 v) {
 }
 
 // Requantizes n values that src(i, mask) yields 16 at a time (masked lanes zero), clamping
-// to [lo, 127]: lo = 0 is the ReLU of the rounded value (rounding is monotone and maps
-// [-0.5, 0] to 0 in both modes).
-template <Round kMode, typename Src>
-void Requant(int64_t n, float inv, float lo_clamp, Src src, int8_t* q) {
+// to [-127, 127], or to [0, 127] with kRelu (the ReLU of the rounded value: rounding is
+// monotone and maps [-0.5, 0] to 0 in both modes). vmaxps(v, +0) returns +0 for -0 and
+// NaN as well, so after the ReLU clamp every lane is >= +0.
+template <Round kMode, bool kRelu = false, typename Src>
+void Requant(int64_t n, float inv, Src src, int8_t* q) {
   const __m512 vinv = _mm512_set1_ps(inv);
-  const __m512 lo = _mm512_set1_ps(lo_clamp), hi = _mm512_set1_ps(127.0f);
+  const __m512 lo = _mm512_set1_ps(kRelu ? 0.0f : -127.0f), hi = _mm512_set1_ps(127.0f);
   auto round16 = [&](int64_t i, __mmask16 m) {
     const __m512 v = _mm512_mul_ps(src(i, m), vinv);
-    return RoundToI32<kMode>(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
+    return RoundToI32<kMode, kRelu>(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
   };
   // 64 values per step: two saturating packs (exact, |q| <= 127) leave dword 4L + s holding
   // values 4L..4L+3 of input vector s; one permute restores the order for a single store.
@@ -99,30 +103,29 @@ void Requant(int64_t n, float inv, float lo_clamp, Src src, int8_t* q) {
 
 template <Round kMode>
 void RequantF32(const float* x, int64_t n, float inv, int8_t* q) {
-  Requant<kMode>(n, inv, -127.0f, [x](int64_t i, __mmask16 m) {
+  Requant<kMode>(n, inv, [x](int64_t i, __mmask16 m) {
     return _mm512_maskz_loadu_ps(m, x + i);
   }, q);
 }
 
 // One row of the fused epilogue: y as I32AffineF32 (elementwise.cc) computes it.
-template <Round kMode, bool kBias>
+template <Round kMode, bool kBias, bool kRelu>
 void RequantI32Row(const int32_t* acc, int64_t n, float c, const float* bias, float inv,
-                   float lo, int8_t* q) {
+                   int8_t* q) {
   const __m512 vc = _mm512_set1_ps(c);
-  Requant<kMode>(n, inv, lo, [&](int64_t i, __mmask16 m) {
+  Requant<kMode, kRelu>(n, inv, [&](int64_t i, __mmask16 m) {
     const __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(m, acc + i)), vc);
     if constexpr (kBias) return _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, bias + i));
     return y;
   }, q);
 }
 
-template <Round kMode>
+template <Round kMode, bool kRelu>
 void RequantI32(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,
-                float inv, bool relu, int8_t* q) {
-  const float lo = relu ? 0.0f : -127.0f;
+                float inv, int8_t* q) {
   for (int64_t j = 0; j < rows; ++j) {
-    if (bias) RequantI32Row<kMode, true>(acc + j * n, n, c, bias, inv, lo, q + j * n);
-    else RequantI32Row<kMode, false>(acc + j * n, n, c, bias, inv, lo, q + j * n);
+    if (bias) RequantI32Row<kMode, true, kRelu>(acc + j * n, n, c, bias, inv, q + j * n);
+    else RequantI32Row<kMode, false, kRelu>(acc + j * n, n, c, bias, inv, q + j * n);
   }
 }
 
@@ -136,8 +139,10 @@ void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q) {
 
 void I32RequantI8(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,
                   float inv, Round mode, bool relu, int8_t* q) {
-  (mode == Round::kHalfEven ? RequantI32<Round::kHalfEven> : RequantI32<Round::kHalfAway>)(
-      acc, rows, n, c, bias, inv, relu, q);
+  const bool even = mode == Round::kHalfEven;
+  (relu ? (even ? RequantI32<Round::kHalfEven, true> : RequantI32<Round::kHalfAway, true>)
+        : (even ? RequantI32<Round::kHalfEven, false> : RequantI32<Round::kHalfAway, false>))(
+      acc, rows, n, c, bias, inv, q);
 }
 
 }  // namespace tern::kernels::avx512

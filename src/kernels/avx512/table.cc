@@ -28,6 +28,7 @@ const KernelTable kAvx512Table = {
     .i32_affine_f32 = avx512::I32AffineF32,
     .i8_to_f32 = avx512::I8ToF32,
     .i8_add_scaled_f32 = avx512::I8AddScaledF32,
+    .i8_rms_factors = avx512::I8RmsFactors,
     .i8_scale_mul_f32 = avx512::I8ScaleMulF32,
     .dw8_i8_i32 = avx512::Dw8I8I32,
 };

@@ -33,6 +33,7 @@ const KernelTable kNeonTable = {
     .i32_affine_f32 = scalar::I32AffineF32,
     .i8_to_f32 = scalar::I8ToF32,
     .i8_add_scaled_f32 = scalar::I8AddScaledF32,
+    .i8_rms_factors = scalar::I8RmsFactors,
     .i8_scale_mul_f32 = scalar::I8ScaleMulF32,
     .dw8_i8_i32 = scalar::Dw8I8I32,
 };
@@ -62,6 +63,7 @@ const KernelTable kNeonDotTable = {
     .i32_affine_f32 = scalar::I32AffineF32,
     .i8_to_f32 = scalar::I8ToF32,
     .i8_add_scaled_f32 = scalar::I8AddScaledF32,
+    .i8_rms_factors = scalar::I8RmsFactors,
     .i8_scale_mul_f32 = scalar::I8ScaleMulF32,
     .dw8_i8_i32 = scalar::Dw8I8I32,
 };

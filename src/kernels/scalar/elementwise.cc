@@ -1,5 +1,6 @@
 // Encoder fills, plain loops: the oracle for the SIMD versions, and the NEON table's own
 // (this TU keeps loop vectorization on aarch64; only quantize.cc needs it off).
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -34,6 +35,14 @@ void I8AddScaledF32(const int8_t* a, float sa, const float* g, const int8_t* b, 
       for (int64_t i = 0; i < n; ++i)
         out[o + i] = static_cast<float>(a[o + i]) * sa + static_cast<float>(b[o + i]) * sb;
     }
+  }
+}
+
+void I8RmsFactors(const int8_t* q, int64_t rows, int64_t n, float eps, float* s) {
+  for (int64_t j = 0; j < rows; ++j, q += n) {
+    int32_t ss = 0;
+    for (int64_t i = 0; i < n; ++i) ss += int32_t{q[i]} * int32_t{q[i]};
+    s[j] = 1.0f / std::sqrt(static_cast<float>(ss) / static_cast<float>(n) + eps);
   }
 }
 
