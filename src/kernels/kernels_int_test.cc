@@ -332,7 +332,7 @@ void CheckI8(const std::vector<int8_t>& w, int64_t k, int64_t nr, const Guarded<
 TEST(GemmI8I8, RandomShapesMatchOracle) {
   std::mt19937 rng(4);
   const bool reduced = ktest::Reduced();
-  for (int64_t k : {1, 3, 7, 33, 127, 128, 129, 1024, 1155, 8960}) {
+  for (int64_t k : {1, 3, 7, 32, 33, 64, 127, 128, 129, 1024, 1155, 8960}) {
     if (reduced && k == 8960) continue;
     for (int64_t nr : {1, 2, 64, 70, 100}) {
       std::vector<int8_t> w(static_cast<size_t>(nr * k));
