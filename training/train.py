@@ -1,9 +1,11 @@
-"""Trainer: float warm-up, then quantization-aware training, on a wall-clock budget.
+"""Trainer: float warm-up, then quantization-aware training, on a wall-clock or step budget.
 
 usage: /usr/bin/python3 train.py --minutes 75 [--qat-from 0.45] [--threads 2] [--init CKPT]
-       (README.md "Reproduce" has the commands behind the bundled model)
+       /usr/bin/python3 train.py --steps 2400 [--horizon 8450] ...
+       (recipe.sh runs the stages behind the bundled model; README.md says why each)
 
-Schedule is a fraction of the time budget: learning rate warm-up then cosine decay;
+Schedule is a fraction of the budget (elapsed time, or steps over --horizon): learning rate
+warm-up then cosine decay (or hold-then-decay with --decay-from);
 fake quantization (int8 encoder, ternary + int8-row decoder) switched on at --qat-from.
 Loss: cross-entropy on the assistant turn, plus training-only aids whose heads are not
 exported: token CTC on the features (--ctc-weight), character CTC on the trunk's stage 5
@@ -126,6 +128,12 @@ def lr_shape(frac, decay_from):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--minutes", type=float, default=75)
+    ap.add_argument("--steps", type=int, default=0,
+                    help="budget in optimizer steps instead of minutes: the same model on a "
+                         "busy or a paused machine (recipe.sh uses this)")
+    ap.add_argument("--horizon", type=int, default=0,
+                    help="with --steps: the schedule's length in steps (default --steps); a "
+                         "longer horizon stops the run part-way through its schedule")
     ap.add_argument("--qat-from", type=float, default=0.45)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-seconds", type=float, default=24)
@@ -185,6 +193,9 @@ def main():
 
     opt = torch.optim.AdamW(m.parameters(), lr=a.lr, betas=(0.9, 0.98), weight_decay=0.01)
     budget = a.minutes * 60
+    horizon = a.horizon or a.steps
+    if a.steps and horizon < a.steps:
+        sys.exit("--horizon must be at least --steps")
     t0 = time.time()
     last_save = t0
     step, epoch, seen = 0, 0, 0
@@ -193,8 +204,8 @@ def main():
     done = False
     while not done:
         for idx in batches(meta, a.batch_seconds, rng):
-            frac = (time.time() - t0) / budget
-            if frac >= 1:
+            frac = step / horizon if a.steps else (time.time() - t0) / budget
+            if (step >= a.steps) if a.steps else frac >= 1:
                 done = True
                 break
             if not m.qs.on and frac >= a.qat_from:

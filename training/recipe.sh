@@ -1,0 +1,35 @@
+#!/bin/bash
+# The bundled model's training, from scratch, as one script: six stages, each starting from
+# the previous stage's weights (README.md "Reproduce" says why each stage exists).
+# Budgets are optimizer steps, so the result does not depend on how busy the machine is;
+# each stage's --horizon is the schedule length its hand-run original had when it was
+# stopped part-way (the step counts are those of the original runs' logs).
+# About 2 hours on the idle 2-core machine. usage: bash recipe.sh [OUT_DIR]
+set -euo pipefail
+cd "$(dirname "$0")"
+out=${1:-work/recipe}
+mkdir -p "$out"
+export OMP_WAIT_POLICY=PASSIVE
+py=/usr/bin/python3
+common=(--threads 2 --batch-seconds 10 --mel-weight 1.0)
+enc=(--guide-weight 0 --tok-drop 0.1)          # stages A-C: the encoder learns to hear
+dec=(--ctc-weight 0.3 --char-weight 1.0 --guide-weight 0.5 --tok-drop 0.3)  # D-F: and is heard
+stage() {  # name, then train.py arguments
+    local name=$1; shift
+    [ -f "$out/$name/ckpt.pt" ] && { echo "stage $name: done already"; return; }
+    mkdir -p "$out/$name"
+    echo "stage $name: $(date +%T)"
+    "$py" train.py "${common[@]}" "$@" --out "$out/$name/part.pt" > "$out/$name/train.log" 2>&1
+    mv "$out/$name/part.pt" "$out/$name/ckpt.pt"
+}
+stage A --steps 2400 --horizon 8450 --lr 2e-3 --ctc-weight 0.5 --char-weight 0.5 "${enc[@]}"
+# B: a fresh stage 6, heads and token-CTC head on A's trunk
+stage B --steps 520 --horizon 6050 --lr 1.5e-3 --ctc-weight 0.5 --char-weight 0.5 "${enc[@]}" \
+    --init "$out/A/ckpt.pt" \
+    --reinit encoder.trunk.down.6,encoder.trunk.stages.6,encoder.acoustic,encoder.semantic,ctc
+stage C --steps 2180 --horizon 6810 --lr 1.5e-3 --ctc-weight 0.3 --char-weight 1.0 "${enc[@]}" \
+    --init "$out/B/ckpt.pt"
+stage D --steps 2790 --horizon 4568 --qat-from 0.5 --lr 1.5e-3 "${dec[@]}" --init "$out/C/ckpt.pt"
+stage E --steps 2200 --horizon 3070 --qat-from 0 --lr 1e-3 "${dec[@]}" --init "$out/D/ckpt.pt"
+stage F --steps 1281 --qat-from 0 --lr 8e-4 --seed 3 "${dec[@]}" --init "$out/E/ckpt.pt"
+echo "done: $(date +%T); $out/F/ckpt.pt"
