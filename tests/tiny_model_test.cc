@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <sys/wait.h>
 
 #include "base/mapped_file.h"
 #include "engine/model_impl.h"
@@ -283,6 +284,85 @@ TEST(TinyModel, HeldOutWordErrorRate) {
   ASSERT_GT(seen.words, 40u);
   EXPECT_LE(seen.wer(), kMaxWerSeenVoices);
   EXPECT_LE(heldout.wer(), kMaxWerHeldoutVoice);
+}
+
+// Hotwords (DecodingOptions::hotwords): naming a clip's own content words (4 letters or
+// more) must fix many of the words the model gets wrong, and naming the next clip's words
+// instead (wrong hints) must cost little. Measured with the default boost 2 on these 32
+// clips: 56.9% WER without hints, 26.9% with their own words, 60.9% with the next clip's
+// (boost 1: 45.2 / 58.9; boost 3: 37.6 / 61.9; boost 5 derails: 121 / 105). The gates
+// leave ~8 points for near-tie flips between float paths.
+TEST(TinyModel, HotwordsFavourTheWordsTheyName) {
+  auto model = LoadTiny();
+  ASSERT_TRUE(model);
+  Result<std::string> tsv = ReadFileToString(kDataDir + "/transcripts.tsv");
+  ASSERT_TRUE(tsv.ok());
+  std::vector<std::pair<std::string, std::string>> clips;  // wav, reference
+  std::istringstream lines(*tsv);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
+    if (t2 != std::string::npos) clips.emplace_back(line.substr(0, t1), line.substr(t1 + 1, t2 - t1 - 1));
+  }
+  ASSERT_GE(clips.size(), 16u);
+  auto content_words = [](const std::string& ref) {
+    std::vector<std::string> w;
+    for (const std::string& x : NormWords(ref))
+      if (x.size() >= 4 && std::find(w.begin(), w.end(), x) == w.end()) w.push_back(x);
+    return w;
+  };
+  Session session(model, 2);
+  WerCount none, own, other;
+  for (size_t i = 0; i < clips.size(); ++i) {
+    Result<Audio> audio = LoadAudio(kDataDir + "/" + clips[i].first);
+    ASSERT_TRUE(audio.ok());
+    const std::vector<std::string> ref = NormWords(clips[i].second);
+    for (auto [count, hints] : {std::pair{&none, std::vector<std::string>{}},
+                                std::pair{&own, content_words(clips[i].second)},
+                                std::pair{&other, content_words(clips[(i + 1) % clips.size()].second)}}) {
+      TranscribeOptions opt;
+      opt.decoding.max_tokens = 96;
+      opt.decoding.hotwords = hints;
+      Result<Transcript> tr = session.Transcribe(*audio, opt);
+      ASSERT_TRUE(tr.ok()) << tr.status().ToString();
+      count->edits += EditDistance(ref, NormWords(tr->text));
+      count->words += ref.size();
+    }
+  }
+  std::printf("WER without hotwords %.1f%%, with the clip's own words %.1f%%, with another "
+              "clip's %.1f%% (%zu words)\n", 100 * none.wer(), 100 * own.wer(), 100 * other.wer(),
+              none.words);
+  EXPECT_LE(own.wer(), none.wer() - 0.15);
+  EXPECT_LE(other.wer(), none.wer() + 0.08);
+}
+
+// The CLI's --hotwords: comma-separated words, spaces around them dropped; bad values are
+// usage errors (exit 2) naming the option. Boost 3 here: at the default 2 this clip gets
+// "bedroom" but keeps "bag".
+TEST(TinyModel, HotwordsFromTheCommandLine) {
+  const std::string tern = std::string(TERN_BINARY) + " transcribe --model " +
+                           std::string(TERN_SOURCE_DIR) + "/models/tiny-en -t 1 " + kDataDir +
+                           "/008.wav";
+  auto run = [](const std::string& cmd, std::string* out) {
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    if (!p) return -1;
+    char buf[512];
+    out->clear();
+    while (std::fgets(buf, sizeof buf, p)) *out += buf;
+    const int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  };
+  std::string plain, hinted, err;
+  ASSERT_EQ(run(tern, &plain), 0);
+  ASSERT_EQ(run(tern + " --hotwords ' ticket ,bedroom ' --hotword-boost 3", &hinted), 0) << hinted;
+  EXPECT_EQ(hinted, "I left my ticket in the bedroom.\n") << "without hints: " << plain;
+  EXPECT_NE(plain, hinted);
+  std::string beam;  // beam search ranks by the boosted scores too
+  ASSERT_EQ(run(tern + " --beam 2 --hotwords ticket,bedroom --hotword-boost 3", &beam), 0);
+  EXPECT_EQ(beam, hinted);
+  EXPECT_EQ(run(tern + " --hotwords 'ticket,,bedroom'", &err), 2);
+  EXPECT_NE(err.find("--hotwords: an empty word"), std::string::npos) << err;
+  EXPECT_EQ(run(tern + " --hotwords ticket --hotword-boost 30", &err), 2);
+  EXPECT_NE(err.find("hotword boost must be in [0, 20]"), std::string::npos) << err;
 }
 
 // Audio longer than the decoder's context holds (with this --max-tokens) goes in pieces, cut

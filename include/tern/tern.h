@@ -123,6 +123,11 @@ struct DecodingOptions {
   // Record each generated token's log-probability (Transcript::token_logprobs): one more
   // pass over the vocabulary per token (~0.5 ms at 151 936 entries).
   bool logprobs = false;
+  // Words to favour (names, jargon): each token that begins or continues one of them gets
+  // hotword_boost added to its logit once the model's own reply header is written.
+  // token_logprobs stay the model's own.
+  std::vector<std::string> hotwords;
+  float hotword_boost = 2.0f;
 
   Status Validate() const;
 };

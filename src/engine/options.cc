@@ -27,6 +27,17 @@ Status DecodingOptions::Validate() const {
     return InvalidArgumentError("max tokens must be in [1, 1048576], got %d", max_tokens);
   if (repetition_max_repeats < 2)
     return InvalidArgumentError("repetition repeats must be >= 2, got %d", repetition_max_repeats);
+  if (!(hotword_boost >= 0.0f && hotword_boost <= 20.0f))
+    return InvalidArgumentError("hotword boost must be in [0, 20], got %g", hotword_boost);
+  if (hotwords.size() > 1000)
+    return InvalidArgumentError("%zu hotwords; at most 1000 are accepted", hotwords.size());
+  for (const std::string& w : hotwords) {
+    if (w.empty() || w.find_first_not_of(" \t\n") == std::string::npos)
+      return InvalidArgumentError("a hotword is empty");
+    if (w.size() > 100)
+      return InvalidArgumentError("hotword \"%.20s...\" is %zu bytes; at most 100 are accepted",
+                                  w.c_str(), w.size());
+  }
   return Status::Ok();
 }
 

@@ -2,11 +2,13 @@
 // (greedy, sampling or beam search), then text and segments.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <span>
 #include <thread>
 
 #include "base/timer.h"
 #include "engine/chunks.h"
+#include "engine/hotwords.h"
 #include "engine/model_impl.h"
 #include "engine/prefill.h"
 #include "engine/prompt.h"
@@ -70,18 +72,35 @@ struct Decoded {
   std::vector<std::string> warnings;
 };
 
+// Hotword boosts apply to the reply after the model's own "<|im_start|>assistant\n" (the
+// header must not be tipped into a hotword). The content so far, or nullopt while the
+// header is being written.
+std::optional<std::span<const int32_t>> Content(std::span<const int32_t> g,
+                                                const text::SpecialTokens& special) {
+  if (g.empty()) return std::nullopt;
+  if (g[0] != special.im_start) return g;
+  if (g.size() < 3) return std::nullopt;
+  return g.subspan(3);
+}
+
 // Greedy or sampled decoding, one token at a time.
 Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
                               std::vector<float> logits, int32_t pos,
-                              const text::SpecialTokens& special, const TranscribeOptions& o) {
+                              const text::SpecialTokens& special,
+                              const engine::HotwordBias& bias, const TranscribeOptions& o) {
   const DecodingOptions& d = o.decoding;
   engine::Sampler sampler(d);
   Decoded out;
   out.stop_reason = "max_tokens";
   const int64_t vocab = static_cast<int64_t>(logits.size());
+  std::vector<std::pair<int32_t, float>> saved;
   for (int i = 0; i < d.max_tokens; ++i) {
     if (Cancelled(o)) return CancelledError("transcription cancelled");
+    saved.clear();
+    if (const auto content = Content(out.tokens, special); content && !bias.empty())
+      bias.Apply(*content, logits.data(), vocab, &saved);
     const int32_t tok = sampler.Sample(logits.data(), vocab);
+    engine::RestoreLogits(saved, logits.data());
     out.tokens.push_back(tok);
     if (d.logprobs) {
       out.logprobs.push_back(static_cast<float>(engine::LogProbOf(logits.data(), vocab, tok)));
@@ -108,7 +127,8 @@ Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
 // ones are ranked by log-probability per token. Deterministic (ties to lower token ids).
 Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& pool,
                            const std::vector<float>& first_logits, int32_t pos,
-                           const text::SpecialTokens& special, const TranscribeOptions& o) {
+                           const text::SpecialTokens& special,
+                           const engine::HotwordBias& bias, const TranscribeOptions& o) {
   const DecodingOptions& d = o.decoding;
   struct Hyp {
     std::unique_ptr<vibeasr::DecoderState> state;
@@ -127,20 +147,30 @@ Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& p
   alive.push_back({std::make_unique<vibeasr::DecoderState>(prefilled), first_logits, {}, {}, 0.0});
   std::vector<Hyp> finished;
   std::vector<double> lp;
+  std::vector<std::pair<int32_t, float>> saved;
   Decoded out;
   out.stop_reason = "max_tokens";
   for (int step = 0; step < d.max_tokens && !alive.empty(); ++step) {
     if (Cancelled(o)) return CancelledError("transcription cancelled");
     std::vector<Cand> cands;
     for (size_t h = 0; h < alive.size(); ++h) {
-      engine::LogSoftmax(alive[h].logits.data(), static_cast<int64_t>(alive[h].logits.size()), &lp);
+      float* logits = alive[h].logits.data();
+      const int64_t vocab = static_cast<int64_t>(alive[h].logits.size());
+      saved.clear();
+      if (const auto content = Content(alive[h].tokens, special); content && !bias.empty())
+        bias.Apply(*content, logits, vocab, &saved);
+      engine::LogSoftmax(logits, vocab, &lp);
+      engine::RestoreLogits(saved, logits);
       std::vector<int32_t> idx(lp.size());
       for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int32_t>(i);
       const size_t k = std::min<size_t>(static_cast<size_t>(d.beam), idx.size());
       std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(),
                         [&lp](int32_t a, int32_t b) { return lp[a] > lp[b] || (lp[a] == lp[b] && a < b); });
       for (size_t i = 0; i < k; ++i) {
-        cands.push_back({alive[h].logprob + lp[idx[i]], h, idx[i], lp[idx[i]]});
+        // the search ranks by the boosted scores; the reported log-probability is the model's
+        const double own = saved.empty() || !d.logprobs ? lp[idx[i]]
+                                                        : engine::LogProbOf(logits, vocab, idx[i]);
+        cands.push_back({alive[h].logprob + lp[idx[i]], h, idx[i], own});
       }
     }
     std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
@@ -261,10 +291,13 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
   t.metrics.prompt_reused_tokens = reused;
   const int32_t pos = static_cast<int32_t>(prompt.tokens.size());
 
+  TERN_ASSIGN_OR_RETURN(engine::HotwordBias bias,
+                        engine::HotwordBias::FromWords(*m.tokenizer, options.decoding.hotwords,
+                                                       options.decoding.hotword_boost));
   timer.Reset();
   Result<Decoded> dec = options.decoding.beam > 1
-      ? DecodeBeam(st, pool, logits, pos, m.special, options)
-      : DecodeSampled(st, pool, std::move(logits), pos, m.special, options);
+      ? DecodeBeam(st, pool, logits, pos, m.special, bias, options)
+      : DecodeSampled(st, pool, std::move(logits), pos, m.special, bias, options);
   if (!dec.ok()) return dec.status();
   t.metrics.decode_ms = timer.ElapsedMs();
   t.metrics.decode_tokens = static_cast<int64_t>(dec->tokens.size());

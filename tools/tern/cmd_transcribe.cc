@@ -24,6 +24,7 @@ struct Flags {
   bool no_normalize = false;
   bool no_clip_guard = false;
   bool no_repetition_guard = false;
+  std::string hotwords;
   std::string output_format = "txt";
   std::string output_file;
   std::string output_dir;
@@ -130,6 +131,16 @@ Status Run(Flags& f) {
   f.audio.normalize = !f.no_normalize;
   f.audio.clip_guard = !f.no_clip_guard;
   f.transcribe.decoding.repetition_guard = !f.no_repetition_guard;
+  // --hotwords "a, b": comma-separated, spaces around each word dropped.
+  for (size_t b = 0; !f.hotwords.empty() && b <= f.hotwords.size();) {
+    const size_t e = std::min(f.hotwords.find(',', b), f.hotwords.size());
+    const std::string w = f.hotwords.substr(b, e - b);
+    const size_t first = w.find_first_not_of(' '), last = w.find_last_not_of(' ');
+    if (first == std::string::npos)
+      return InvalidArgumentError("--hotwords: an empty word in '%s'", f.hotwords.c_str());
+    f.transcribe.decoding.hotwords.push_back(w.substr(first, last - first + 1));
+    b = e + 1;
+  }
   if (f.threads < 0 || f.threads > 1024)
     return InvalidArgumentError("--threads must be in [1, 1024] (0 or absent: all CPUs), got %d", f.threads);
   // --output-format takes a comma-separated list: one transcription, several writers.
@@ -207,6 +218,9 @@ int CmdTranscribe(int argc, char** argv) {
                  "long audio: pieces of at most this many seconds (0: only when the context or 4 GB of encoder memory needs them)")
       ->capture_default_str();
   app.add_flag("--no-repetition-guard", f.no_repetition_guard, "do not stop on a looping output");
+  app.add_option("--hotwords", f.hotwords, "comma-separated words to favour (names, jargon)");
+  app.add_option("--hotword-boost", d.hotword_boost, "logit added to hotword tokens, 0-20")
+      ->capture_default_str();
   app.add_option("--output-format", f.output_format,
                  "txt, json, verbose_json, srt or vtt; several comma-separated (with --output-dir: one file each)")
       ->capture_default_str();
