@@ -481,10 +481,12 @@ TEST_F(E2E, CliWritesSeveralFormatsFromOneRun) {
     EXPECT_LE(lp.get<double>(), 0.0);
     EXPECT_GE(lp.get<double>(), -std::log(151936.0));  // 1 / the synthetic vocabulary
   }
-  // A list -o cannot hold, a repeated or an unknown format: usage errors before any work.
+  // A list -o cannot hold, a repeated or an unknown format, a cue limit below 8: usage
+  // errors before any work.
   EXPECT_EQ(Shell(tern + "--output-format srt,vtt -o " + out + "/x " + wav + " 2>/dev/null"), 2);
   EXPECT_EQ(Shell(tern + "--output-format srt,srt " + wav + " 2>/dev/null"), 2);
   EXPECT_EQ(Shell(tern + "--output-format srt, " + wav + " 2>/dev/null"), 2);
+  EXPECT_EQ(Shell(tern + "--output-format srt --max-cue-chars 5 " + wav + " 2>/dev/null"), 2);
 }
 
 }  // namespace

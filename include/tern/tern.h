@@ -225,7 +225,15 @@ class Session {
 enum class OutputFormat { kTxt, kJson, kVerboseJson, kSrt, kVtt };
 Result<OutputFormat> OutputFormatFromName(std::string_view name);  // txt|json|verbose_json|srt|vtt
 const char* OutputFormatExtension(OutputFormat format);            // ".txt", ".srt", ...
-std::string FormatTranscript(const Transcript& t, OutputFormat format);
+struct FormatOptions {
+  // srt/vtt: split cues longer than this many bytes at word boundaries (preferring a break
+  // after punctuation), sharing the cue's time among the pieces in proportion to their
+  // length (an estimate: the model gives times per segment, not per word). 0: off.
+  int max_cue_chars = 0;
+  Status Validate() const;
+};
+std::string FormatTranscript(const Transcript& t, OutputFormat format,
+                             const FormatOptions& options = {});
 
 // CPU features, available kernel ISAs and the chosen one (TERN_ISA), one item per line.
 Result<std::string> SystemInfo();

@@ -41,6 +41,13 @@ Status DecodingOptions::Validate() const {
   return Status::Ok();
 }
 
+Status FormatOptions::Validate() const {
+  if (max_cue_chars != 0 && (max_cue_chars < 8 || max_cue_chars > 10000))
+    return InvalidArgumentError("max cue chars must be 0 (off) or in [8, 10000], got %d",
+                                max_cue_chars);
+  return Status::Ok();
+}
+
 Status TranscribeOptions::Validate() const {
   if (context.size() > 64 * 1024)
     return InvalidArgumentError("context is %zu bytes; at most 65536 are accepted", context.size());

@@ -3,9 +3,12 @@
 // Timing syntax: SRT cues are "HH:MM:SS,mmm --> HH:MM:SS,mmm" numbered from 1, separated by
 // blank lines; WebVTT starts with "WEBVTT" and uses "HH:MM:SS.mmm". Segments without times
 // (plain-text answers) span the whole clip; a segment missing only its start follows the
-// previous one, one missing its end runs to the next start or the clip's end.
+// previous one, one missing its end runs to the next start or the clip's end. With
+// FormatOptions::max_cue_chars, a longer cue becomes several at word boundaries, its time
+// shared in proportion to their lengths.
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -39,6 +42,45 @@ std::vector<Cue> Cues(const Transcript& t) {
     cues.push_back({start, end, s.speaker, s.text});
     prev_end = end;
   }
+  return cues;
+}
+
+// The cue split into pieces of at most `max` bytes at spaces (a word longer than that stays
+// whole), each piece ending after punctuation when such a break leaves it at least half
+// full; each piece ends at the time of its last byte's share of the cue, the next starts
+// there.
+std::vector<Cue> SplitCue(const Cue& c, size_t max) {
+  const std::string text = TrimText(c.text);
+  if (max == 0 || text.size() <= max) return {c};
+  std::vector<Cue> out;
+  const double per_byte = (c.end - c.start) / static_cast<double>(text.size());
+  size_t b = 0;
+  while (b < text.size()) {
+    size_t e = text.size();
+    if (e - b > max) {
+      size_t cut = std::string::npos, punct = std::string::npos;
+      for (size_t i = b + 1; i <= b + max && i < text.size(); ++i) {
+        if (text[i] != ' ') continue;
+        cut = i;
+        if (std::strchr(".,;:!?", text[i - 1]) && i - b >= max / 2) punct = i;
+      }
+      if (punct != std::string::npos) cut = punct;
+      if (cut == std::string::npos) cut = text.find(' ', b + max);  // one long word
+      if (cut != std::string::npos) e = cut;
+    }
+    const double start = out.empty() ? c.start : out.back().end;  // no gaps between pieces
+    const double end = e == text.size() ? c.end : c.start + per_byte * static_cast<double>(e);
+    out.push_back({start, end, c.speaker, text.substr(b, e - b)});
+    b = e;
+    while (b < text.size() && text[b] == ' ') ++b;
+  }
+  return out;
+}
+
+std::vector<Cue> SubtitleCues(const Transcript& t, const FormatOptions& o) {
+  std::vector<Cue> cues;
+  for (const Cue& c : Cues(t))
+    for (Cue& piece : SplitCue(c, static_cast<size_t>(o.max_cue_chars))) cues.push_back(std::move(piece));
   return cues;
 }
 
@@ -89,7 +131,8 @@ const char* OutputFormatExtension(OutputFormat format) {
   return ".txt";
 }
 
-std::string FormatTranscript(const Transcript& t, OutputFormat format) {
+std::string FormatTranscript(const Transcript& t, OutputFormat format,
+                             const FormatOptions& options) {
   switch (format) {
     case OutputFormat::kTxt: {
       if (!t.structured) return TrimText(t.text) + "\n";
@@ -149,7 +192,7 @@ std::string FormatTranscript(const Transcript& t, OutputFormat format) {
     case OutputFormat::kSrt: {
       std::string out;
       int index = 1;
-      for (const Cue& c : Cues(t)) {
+      for (const Cue& c : SubtitleCues(t, options)) {
         out += std::to_string(index++) + "\n";
         out += Timestamp(c.start, ',') + " --> " + Timestamp(c.end, ',') + "\n";
         if (c.speaker >= 0) out += "[Speaker " + std::to_string(c.speaker) + "] ";
@@ -159,7 +202,7 @@ std::string FormatTranscript(const Transcript& t, OutputFormat format) {
     }
     case OutputFormat::kVtt: {
       std::string out = "WEBVTT\n\n";
-      for (const Cue& c : Cues(t)) {
+      for (const Cue& c : SubtitleCues(t, options)) {
         out += Timestamp(c.start, '.') + " --> " + Timestamp(c.end, '.') + "\n";
         if (c.speaker >= 0) out += "<v Speaker " + std::to_string(c.speaker) + ">";
         out += TrimText(c.text) + "\n\n";

@@ -84,6 +84,54 @@ TEST(Writers, Vtt) {
             "00:00:01.500 --> 01:01:01.250\n<v Speaker 1>Bye.\n\n");
 }
 
+// --max-cue-chars: long cues become several at word boundaries, a break after punctuation
+// preferred once the piece is half full; the pieces tile the cue's time in proportion to
+// their bytes; a word longer than the limit stays whole; short cues are untouched.
+TEST(Writers, LongCuesSplitAtWordBoundaries) {
+  Transcript t;
+  t.duration_s = 20;
+  t.structured = true;
+  //            0         1         2         3         4         5         6
+  //            0123456789012345678901234567890123456789012345678901234567890123
+  const std::string text = "Good morning everyone, thanks for coming. Today we talk tunes.";
+  t.segments = {{2.0, 8.4, 1, " " + text + " "}, {9.0, 10.0, 1, "Short."}};
+  FormatOptions o;
+  o.max_cue_chars = 30;
+  ASSERT_TRUE(o.Validate().ok());
+  const double per = 6.4 / static_cast<double>(text.size());  // seconds per byte
+  auto ts = [](double s) {
+    const long long ms = std::llround(s * 1000);
+    char b[32];
+    std::snprintf(b, sizeof b, "00:00:%02lld,%03lld", ms / 1000, ms % 1000);
+    return std::string(b);
+  };
+  // "Good morning everyone," (22 bytes, a comma past half of 30) beats the fuller "Good
+  // morning everyone, thanks" (29); then "thanks for coming." (18, a period past half)
+  // beats "thanks for coming. Today we" (27); then the rest (20).
+  const std::string want =
+      "1\n00:00:02,000 --> " + ts(2.0 + 22 * per) + "\n[Speaker 1] Good morning everyone,\n\n" +
+      "2\n" + ts(2.0 + 22 * per) + " --> " + ts(2.0 + 41 * per) + "\n[Speaker 1] thanks for coming.\n\n" +
+      "3\n" + ts(2.0 + 41 * per) + " --> 00:00:08,400\n[Speaker 1] Today we talk tunes.\n\n" +
+      "4\n00:00:09,000 --> 00:00:10,000\n[Speaker 1] Short.\n\n";
+  EXPECT_EQ(FormatTranscript(t, OutputFormat::kSrt, o), want);
+  // the same cues in WebVTT; json keeps the model's segments
+  const std::string vtt = FormatTranscript(t, OutputFormat::kVtt, o);
+  EXPECT_NE(vtt.find("<v Speaker 1>thanks for coming.\n"), std::string::npos) << vtt;
+  EXPECT_EQ(nlohmann::json::parse(FormatTranscript(t, OutputFormat::kJson, o))["segments"].size(), 2u);
+  // a word longer than the limit stays whole; off (0) leaves the cue alone
+  t.segments = {{0.0, 3.0, -1, "a Pneumonoultramicroscopicsilicovolcanoconiosis b"}};
+  o.max_cue_chars = 8;
+  EXPECT_EQ(FormatTranscript(t, OutputFormat::kSrt, o),  // 49 bytes in 3 s: ends at 1 and 47
+            "1\n00:00:00,000 --> 00:00:00,061\na\n\n"
+            "2\n00:00:00,061 --> 00:00:02,878\nPneumonoultramicroscopicsilicovolcanoconiosis\n\n"
+            "3\n00:00:02,878 --> 00:00:03,000\nb\n\n");
+  EXPECT_EQ(FormatTranscript(t, OutputFormat::kSrt), FormatTranscript(t, OutputFormat::kSrt, {}));
+  o.max_cue_chars = 7;
+  EXPECT_FALSE(o.Validate().ok());
+  o.max_cue_chars = -1;
+  EXPECT_FALSE(o.Validate().ok());
+}
+
 TEST(Writers, PlainTranscriptSpansTheClip) {
   Transcript t;
   t.duration_s = 2.5;

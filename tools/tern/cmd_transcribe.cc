@@ -26,6 +26,7 @@ struct Flags {
   bool no_repetition_guard = false;
   std::string hotwords;
   std::string output_format = "txt";
+  FormatOptions format_options;
   std::string output_file;
   std::string output_dir;
   std::string dump_features;
@@ -105,7 +106,7 @@ Status TranscribeOne(Flags& f, const std::string& input,
   for (const std::string& w : t->warnings)
     std::fprintf(stderr, "tern: warning: %s: %s\n", name.c_str(), w.c_str());
   for (const OutputFormat format : formats) {
-    const std::string text = FormatTranscript(*t, format);
+    const std::string text = FormatTranscript(*t, format, f.format_options);
     if (!f.output_dir.empty()) {
       const std::string stem = std::filesystem::path(name).stem().string();
       const std::filesystem::path out =
@@ -144,6 +145,7 @@ Status Run(Flags& f) {
   if (f.threads < 0 || f.threads > 1024)
     return InvalidArgumentError("--threads must be in [1, 1024] (0 or absent: all CPUs), got %d", f.threads);
   // --output-format takes a comma-separated list: one transcription, several writers.
+  TERN_RETURN_IF_ERROR(f.format_options.Validate());
   std::vector<OutputFormat> formats;
   for (size_t b = 0; b <= f.output_format.size();) {
     const size_t e = std::min(f.output_format.find(',', b), f.output_format.size());
@@ -223,6 +225,9 @@ int CmdTranscribe(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--output-format", f.output_format,
                  "txt, json, verbose_json, srt or vtt; several comma-separated (with --output-dir: one file each)")
+      ->capture_default_str();
+  app.add_option("--max-cue-chars", f.format_options.max_cue_chars,
+                 "srt/vtt: split longer cues at word boundaries (0 = off)")
       ->capture_default_str();
   app.add_option("-o,--output", f.output_file, "write the result to this file instead of stdout");
   app.add_option("--output-dir", f.output_dir, "write one file per input into this directory");
