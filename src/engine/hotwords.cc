@@ -33,7 +33,10 @@ Result<HotwordBias> HotwordBias::FromWords(const text::Tokenizer& tok,
     into->push_back(std::move(*ids));
     return Status::Ok();
   };
-  for (const std::string& w : words) {
+  for (const std::string& given : words) {
+    const size_t b = given.find_first_not_of(" \t\n"), e = given.find_last_not_of(" \t\n");
+    if (b == std::string::npos) continue;  // DecodingOptions::Validate rejects these
+    const std::string w = given.substr(b, e - b + 1);
     std::string upper = w;
     if (upper[0] >= 'a' && upper[0] <= 'z') upper[0] = static_cast<char>(upper[0] - 'a' + 'A');
     TERN_RETURN_IF_ERROR(spell(w, " " + w, &anywhere));

@@ -24,11 +24,11 @@ class HotwordBias {
   HotwordBias(std::vector<std::vector<int32_t>> anywhere, std::vector<std::vector<int32_t>> start,
               float boost);
 
-  // The sequences that spell each word as the model writes it: after a space (as given),
-  // and at the start of the reply without one (as given and with its first letter
-  // upper-cased). A spelling whose first token is only whitespace is left out (boosting a
-  // bare space would tip every word boundary). An error names a word the tokenizer
-  // cannot encode.
+  // The sequences that spell each word (surrounding whitespace dropped) as the model writes
+  // it: after a space (as given), and at the start of the reply without one (as given and
+  // with its first letter upper-cased). A spelling whose first token is only whitespace is
+  // left out (boosting a bare space would tip every word boundary). An error names a word
+  // the tokenizer cannot encode.
   static Result<HotwordBias> FromWords(const text::Tokenizer& tok,
                                        const std::vector<std::string>& words, float boost);
 

@@ -69,7 +69,7 @@ TEST(Hotwords, SpellingsWithTheRealVocabulary) {
   const std::unique_ptr<text::Tokenizer> tok =
       text::testing::LoadQwen2Tokenizer(text::PreTokenizerType::kQwen2, &error);
   ASSERT_TRUE(tok) << error;
-  Result<HotwordBias> b = HotwordBias::FromWords(*tok, {"Xochimilco", "ticket"}, 2.0f);
+  Result<HotwordBias> b = HotwordBias::FromWords(*tok, {"Xochimilco", " ticket\t", ""}, 2.0f);
   ASSERT_TRUE(b.ok()) << b.status().ToString();
   auto enc = [&](const std::string& s) { return *tok->Encode(s); };
   EXPECT_EQ(b->anywhere(), (Seqs{enc(" Xochimilco"), enc(" ticket")}));
