@@ -7,7 +7,9 @@
 //   * (UBSan) a huge Speaker number does not overflow the float->int conversion;
 //   * valid UTF-8 in gives valid UTF-8 texts out (escapes and truncation never split a
 //     character; JSON and SRT writers need valid text);
-//   * parsing is deterministic and ignores what the vector held before.
+//   * parsing is deterministic and ignores what the vector held before;
+//   * the segments go through every writer, subtitles also with long cues split
+//     (--max-cue-chars 8 and 37): no crash, and valid UTF-8 in gives valid UTF-8 out.
 // An empty Content ("Content":"") is a segment the model did write, so it is kept.
 #include <cmath>
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "engine/segments.h"
+#include "tern/tern.h"
 #include "text/utf8.h"
 
 namespace {
@@ -52,6 +55,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Require(again.size() == segs.size());
   for (size_t i = 0; i < segs.size(); ++i) {
     Require(again[i].text == segs[i].text && again[i].speaker == segs[i].speaker);
+  }
+  tern::Transcript t;
+  t.duration_s = 30;
+  t.text = std::string(text);
+  t.structured = ok;
+  t.segments = ok ? segs : std::vector<tern::Segment>{{-1, -1, -1, t.text}};
+  for (int max : {0, 8, 37}) {
+    tern::FormatOptions o;
+    o.max_cue_chars = max;
+    for (tern::OutputFormat f : {tern::OutputFormat::kTxt, tern::OutputFormat::kJson,
+                                 tern::OutputFormat::kSrt, tern::OutputFormat::kVtt}) {
+      if (max != 0 && f != tern::OutputFormat::kSrt && f != tern::OutputFormat::kVtt) continue;
+      const std::string out = tern::FormatTranscript(t, f, o);
+      if (valid_in) Require(ValidUtf8(out));
+    }
   }
   return 0;
 }
