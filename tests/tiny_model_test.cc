@@ -289,9 +289,9 @@ TEST(TinyModel, HeldOutWordErrorRate) {
 // Hotwords (DecodingOptions::hotwords): naming a clip's own content words (4 letters or
 // more) must fix many of the words the model gets wrong, and naming the next clip's words
 // instead (wrong hints) must cost little. Measured with the default boost 2 on these 32
-// clips: 56.9% WER without hints, 26.9% with their own words, 60.9% with the next clip's
-// (boost 1: 45.2 / 58.9; boost 3: 37.6 / 61.9; boost 5 derails: 121 / 105). The gates
-// leave ~8 points for near-tie flips between float paths.
+// clips: 56.9% WER without hints, 25.4% with their own words, 60.4% with the next clip's
+// (boost 1: 44.7 / 58.9; boost 3: 34.5 / 61.9; boost 5: 35.5 / 68.5). The gates leave ~8
+// points for near-tie flips between float paths.
 TEST(TinyModel, HotwordsFavourTheWordsTheyName) {
   auto model = LoadTiny();
   ASSERT_TRUE(model);

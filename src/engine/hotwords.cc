@@ -56,11 +56,15 @@ void HotwordBias::Apply(std::span<const int32_t> content, float* logits, int64_t
     logits[t] += boost_;
   };
   const size_t n = content.size();
+  auto ends_with = [&](const std::vector<int32_t>& s, size_t m) {
+    return m <= n && std::equal(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(m),
+                                content.end() - static_cast<std::ptrdiff_t>(m));
+  };
   auto favour = [&](const std::vector<int32_t>& s, bool begin) {
-    if (begin) boost(s[0]);
+    // not again right after itself: a boosted word must not feed a loop ("the the the")
+    if (begin && !ends_with(s, s.size())) boost(s[0]);
     for (size_t m = std::min(s.size() - 1, n); m >= 1; --m) {
-      if (std::equal(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(m),
-                     content.end() - static_cast<std::ptrdiff_t>(m))) {
+      if (ends_with(s, m)) {
         boost(s[m]);
         break;
       }

@@ -37,9 +37,9 @@ class HotwordBias {
   const std::vector<std::vector<int32_t>>& start() const { return start_; }
 
   // `content`: the reply so far, after the model's own header. Adds the boost to logits[t]
-  // for each token t that begins a sequence (a `start` one only while content is empty),
-  // or continues one whose first m >= 1 tokens are the last m of content (the longest such
-  // m). A token that several sequences favour gets the boost once. Each changed entry's
+  // for each token t that begins a sequence (a `start` one only while content is empty; not
+  // one that content has just ended with, so a boost cannot feed a loop of the word), or
+  // continues one whose first m >= 1 tokens are the last m of content (the longest such m). A token that several sequences favour gets the boost once. Each changed entry's
   // original value is appended to `saved` (id, value), so the caller can restore the
   // model's logits.
   void Apply(std::span<const int32_t> content, float* logits, int64_t vocab,

@@ -37,7 +37,11 @@ TEST(Hotwords, BoostsBeginningsAndTheLongestContinuation) {
   want[7] = 2.5f;
   EXPECT_EQ(Boosted(b, {5, 6}), want);  // the longest match wins: 7, not 6
   want[7] = 0;
-  EXPECT_EQ(Boosted(b, {5, 6, 7}), want);  // complete: only beginnings again
+  want[5] = 0;
+  EXPECT_EQ(Boosted(b, {5, 6, 7}), want);  // just completed: not begun again at once
+  want[5] = 2.5f;
+  want[9] = 0;
+  EXPECT_EQ(Boosted(b, {9}), want);  // the same for a one-token word
   // a start sequence continues after its first token even though it only begins at 0
   std::vector<float> after_start(16, 0.0f);
   after_start[5] = after_start[9] = after_start[12] = 2.5f;
