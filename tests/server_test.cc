@@ -1,0 +1,249 @@
+// tern-server end to end: the built binary on a free port with the bundled model, driven
+// over HTTP by cpp-httplib's client. Answers must be the library's, byte for byte; bad
+// requests must get JSON errors naming the field; limits must hold; concurrent requests
+// must get the answers they get alone; SIGTERM must stop the server cleanly.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "tern/tern.h"
+
+namespace tern {
+namespace {
+
+const std::string kRoot = TERN_SOURCE_DIR;
+const std::string kClips = kRoot + "/tests/data/heldout/";
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// A running tern-server; stopped (SIGTERM) and reaped by the destructor.
+class Server {
+ public:
+  explicit Server(const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {TERN_SERVER_BINARY, "--model", kRoot + "/models/tiny-en",
+                                     "--port", "0", "-t", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    int out[2];
+    if (pipe(out) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], 1);
+      close(out[0]);
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(out[1]);
+    FILE* f = fdopen(out[0], "r");
+    char line[512] = {0};
+    if (f && std::fgets(line, sizeof line, f)) {
+      const std::string s = line;
+      const size_t p = s.find("127.0.0.1:");
+      if (p != std::string::npos) port_ = std::atoi(s.c_str() + p + 10);
+    }
+    if (f) std::fclose(f);
+  }
+  ~Server() {
+    if (pid_ > 0 && !stopped_) Stop();
+  }
+  int port() const { return port_; }
+  // SIGTERM; the exit status (0 for a clean stop).
+  int Stop() {
+    stopped_ = true;
+    kill(pid_, SIGTERM);
+    int st = 0;
+    waitpid(pid_, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  httplib::Client Client() const { return httplib::Client("127.0.0.1", port_); }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = -1;
+  bool stopped_ = false;
+};
+
+httplib::MultipartFormDataItems Form(const std::string& clip,
+                                     const std::vector<std::pair<std::string, std::string>>& fields) {
+  httplib::MultipartFormDataItems items;
+  if (!clip.empty()) items.push_back({"file", ReadAll(kClips + clip), clip, "audio/wav"});
+  for (const auto& [k, v] : fields) items.push_back({k, v, "", ""});
+  return items;
+}
+
+// The library's answer for a clip, as the server should give it.
+Result<Transcript> Library(const std::string& clip, const TranscribeOptions& o = {}) {
+  ModelOptions mo;
+  mo.model_dir = kRoot + "/models/tiny-en";
+  TERN_ASSIGN_OR_RETURN(std::shared_ptr<const Model> m, Model::Load(mo));
+  TERN_ASSIGN_OR_RETURN(Audio a, LoadAudio(kClips + clip));
+  Session s(m, 1);
+  return s.Transcribe(a, o);
+}
+
+TEST(Server, HealthAndModels) {
+  Server srv({});
+  ASSERT_GT(srv.port(), 0);
+  httplib::Client c = srv.Client();
+  auto h = c.Get("/health");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  EXPECT_EQ(h->body, R"({"status":"ok"})");
+  auto m = c.Get("/v1/models");
+  ASSERT_TRUE(m);
+  const nlohmann::json j = nlohmann::json::parse(m->body);
+  EXPECT_EQ(j["object"], "list");
+  EXPECT_EQ(j["data"][0]["id"], "tern tiny-en");  // the LM file's general.name
+  EXPECT_EQ(srv.Stop(), 0);  // SIGTERM: a clean exit
+}
+
+TEST(Server, AnswersAreTheLibrarys) {
+  Server srv({});
+  ASSERT_GT(srv.port(), 0);
+  Result<Transcript> want = Library("008.wav");
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  httplib::Client c = srv.Client();
+  for (auto [name, format, type] :
+       {std::tuple{"json", OutputFormat::kJson, "application/json"},
+        std::tuple{"text", OutputFormat::kTxt, "text/plain; charset=utf-8"},
+        std::tuple{"srt", OutputFormat::kSrt, "text/plain; charset=utf-8"},
+        std::tuple{"vtt", OutputFormat::kVtt, "text/vtt; charset=utf-8"}}) {
+    auto r = c.Post("/v1/audio/transcriptions", Form("008.wav", {{"response_format", name},
+                                                                {"model", "whisper-1"},
+                                                                {"language", "en"}}));
+    ASSERT_TRUE(r) << name;
+    EXPECT_EQ(r->status, 200) << r->body;
+    EXPECT_EQ(r->body, FormatTranscript(*want, format)) << name;
+    EXPECT_EQ(r->get_header_value("Content-Type"), type) << name;
+  }
+  auto v = c.Post("/v1/audio/transcriptions", Form("008.wav", {{"response_format", "verbose_json"}}));
+  ASSERT_TRUE(v);
+  const nlohmann::json j = nlohmann::json::parse(v->body);
+  EXPECT_EQ(j["text"], want->text);
+  EXPECT_EQ(j["token_ids"].get<std::vector<int32_t>>(), want->token_ids);
+  auto d = c.Post("/v1/audio/transcriptions", Form("008.wav", {}));  // default: json
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->body, FormatTranscript(*want, OutputFormat::kJson));
+}
+
+TEST(Server, FormFieldsReachTheEngine) {
+  Server srv({});
+  ASSERT_GT(srv.port(), 0);
+  httplib::Client c = srv.Client();
+  auto r = c.Post("/v1/audio/transcriptions",
+                  Form("008.wav", {{"response_format", "text"}, {"hotwords", " ticket, bedroom"},
+                                   {"hotword_boost", "3"}}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body, "I left my ticket in the bedroom.\n");
+  TranscribeOptions o;
+  o.context = "a lost ticket";
+  o.decoding.beam = 2;
+  o.decoding.max_tokens = 9;
+  Result<Transcript> want = Library("008.wav", o);
+  ASSERT_TRUE(want.ok());
+  auto p = c.Post("/v1/audio/transcriptions",
+                  Form("008.wav", {{"response_format", "verbose_json"}, {"prompt", o.context},
+                                   {"beam", "2"}, {"max_tokens", "9"}, {"temperature", "0"}}));
+  ASSERT_TRUE(p);
+  const nlohmann::json j = nlohmann::json::parse(p->body);
+  EXPECT_EQ(j["token_ids"].get<std::vector<int32_t>>(), want->token_ids);
+  EXPECT_EQ(j["prompt_token_ids"].get<std::vector<int32_t>>(), want->prompt_token_ids);
+  auto s = c.Post("/v1/audio/transcriptions",
+                  Form("008.wav", {{"response_format", "srt"}, {"max_cue_chars", "10"}}));
+  ASSERT_TRUE(s);
+  EXPECT_NE(s->body.find("\n3\n"), std::string::npos) << s->body;  // split into 3+ cues
+}
+
+TEST(Server, BadRequestsGetJsonErrorsNamingTheField) {
+  Server srv({});
+  ASSERT_GT(srv.port(), 0);
+  httplib::Client c = srv.Client();
+  auto expect = [&](const httplib::Result& r, int status, const std::string& param,
+                    const std::string& words) {
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, status) << r->body;
+    const nlohmann::json j = nlohmann::json::parse(r->body);
+    if (param.empty()) EXPECT_TRUE(j["error"]["param"].is_null()) << r->body;
+    else EXPECT_EQ(j["error"]["param"], param) << r->body;
+    EXPECT_NE(j["error"]["message"].get<std::string>().find(words), std::string::npos) << r->body;
+    EXPECT_EQ(j["error"]["type"], status == 404 || status < 500 ? "invalid_request_error" : "server_error");
+  };
+  const std::string path = "/v1/audio/transcriptions";
+  expect(c.Post(path, Form("", {{"response_format", "json"}})), 400, "file", "'file' is missing");
+  expect(c.Post(path, "x=1", "application/x-www-form-urlencoded"), 400, "", "multipart");
+  httplib::MultipartFormDataItems junk = {{"file", "definitely not audio", "a.wav", "audio/wav"}};
+  expect(c.Post(path, junk), 400, "file", "a.wav: not a readable audio file");
+  expect(c.Post(path, Form("008.wav", {{"response_format", "xml"}})), 400, "response_format",
+         "'xml' is not json, text, srt, vtt or verbose_json");
+  expect(c.Post(path, Form("008.wav", {{"temperature", "warm"}})), 400, "temperature",
+         "'warm' is not a number");
+  expect(c.Post(path, Form("008.wav", {{"temperature", "nan"}})), 400, "temperature", "not finite");
+  expect(c.Post(path, Form("008.wav", {{"beam", "99"}})), 400, "", "beam must be in [1, 16]");
+  expect(c.Post(path, Form("008.wav", {{"hotwords", "a,,b"}})), 400, "hotwords", "an empty word");
+  expect(c.Post(path, Form("008.wav", {{"colour", "blue"}})), 400, "colour", "unknown form field");
+  auto g = c.Get("/v2/nothing");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->status, 404);
+  EXPECT_NE(g->body.find("no route GET /v2/nothing"), std::string::npos) << g->body;
+}
+
+TEST(Server, LimitsHold) {
+  Server srv({"--max-upload-mb", "0.5", "--max-audio-seconds", "1"});
+  ASSERT_GT(srv.port(), 0);
+  httplib::Client c = srv.Client();
+  auto a = c.Post("/v1/audio/transcriptions", Form("008.wav", {}));  // 2.3 s of audio
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->status, 413) << a->body;
+  EXPECT_NE(a->body.find("--max-audio-seconds"), std::string::npos) << a->body;
+  httplib::MultipartFormDataItems big = {{"file", std::string(600 * 1024, 'x'), "b.wav", ""}};
+  auto b = c.Post("/v1/audio/transcriptions", big);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->status, 413);
+  EXPECT_NE(b->body.find("--max-upload-mb"), std::string::npos) << b->body;
+}
+
+// Two sessions, six clients at once: everyone gets the answer the clip gets alone.
+TEST(Server, ConcurrentRequestsGetTheirOwnAnswers) {
+  Server srv({"--sessions", "2"});
+  ASSERT_GT(srv.port(), 0);
+  const std::vector<std::string> clips = {"000.wav", "001.wav", "002.wav",
+                                          "003.wav", "004.wav", "005.wav"};
+  std::vector<std::string> want, got(clips.size());
+  for (const std::string& clip : clips) {
+    Result<Transcript> t = Library(clip);
+    ASSERT_TRUE(t.ok());
+    want.push_back(FormatTranscript(*t, OutputFormat::kTxt));
+  }
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < clips.size(); ++i) {
+    threads.emplace_back([&, i] {
+      httplib::Client c = srv.Client();
+      auto r = c.Post("/v1/audio/transcriptions", Form(clips[i], {{"response_format", "text"}}));
+      if (r && r->status == 200) got[i] = r->body;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(got, want);
+}
+
+}  // namespace
+}  // namespace tern

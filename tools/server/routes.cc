@@ -1,0 +1,174 @@
+#include "routes.h"
+
+#include <charconv>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace tern::server {
+namespace {
+
+void SendJsonError(httplib::Response& res, int http, const std::string& message,
+                   const std::string& param) {
+  const char* type = http == 503 ? "server_busy" : http < 500 ? "invalid_request_error"
+                                                              : "server_error";
+  nlohmann::json err = {{"message", message}, {"type", type}, {"code", nullptr}};
+  err["param"] = param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param);
+  res.status = http;
+  res.set_content(nlohmann::json({{"error", err}}).dump(), "application/json");
+}
+
+// The HTTP status that fits a request's error: the request's fault (400), audio over the
+// length limit (413), else the server's (500).
+void SendError(httplib::Response& res, const Status& s, const std::string& param = "") {
+  int http = 500;
+  switch (s.code()) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kNotFound:
+    case ErrorCode::kFormat:
+    case ErrorCode::kUnsupported:
+      http = 400;
+      break;
+    case ErrorCode::kResourceExhausted:
+      http = 413;
+      break;
+    default:
+      break;
+  }
+  SendJsonError(res, http, s.message(), param);
+}
+
+template <typename T>
+Status ParseNumber(const std::string& field, const std::string& text, T* out) {
+  const char* b = text.data();
+  const char* e = b + text.size();
+  while (b < e && *b == ' ') ++b;
+  while (e > b && e[-1] == ' ') --e;
+  const auto [p, ec] = std::from_chars(b, e, *out);
+  if (b == e || ec != std::errc() || p != e)
+    return InvalidArgumentError("form field '%s': '%s' is not a number", field.c_str(),
+                                text.c_str());
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!std::isfinite(*out))
+      return InvalidArgumentError("form field '%s': '%s' is not finite", field.c_str(), text.c_str());
+  }
+  return Status::Ok();
+}
+
+const char* ContentType(OutputFormat f) {
+  switch (f) {
+    case OutputFormat::kJson:
+    case OutputFormat::kVerboseJson:
+      return "application/json";
+    case OutputFormat::kVtt:
+      return "text/vtt; charset=utf-8";
+    default:
+      return "text/plain; charset=utf-8";
+  }
+}
+
+}  // namespace
+
+Result<TranscriptionRequest> ParseTranscriptionForm(const httplib::Request& req,
+                                                    const TranscribeOptions& defaults,
+                                                    std::string* field) {
+  TranscriptionRequest r;
+  field->clear();
+  r.options = defaults;
+  if (!req.is_multipart_form_data())
+    return InvalidArgumentError("expected a multipart/form-data body with a 'file' field");
+  if (!req.has_file("file")) {
+    *field = "file";
+    return InvalidArgumentError("form field 'file' is missing");
+  }
+  const httplib::MultipartFormData& file = req.files.find("file")->second;
+  r.file_name = file.filename.empty() ? "upload" : file.filename;
+  r.audio = &file.content;
+  for (const auto& [name, part] : req.files) {
+    const std::string& v = part.content;
+    *field = name;
+    if (name == "file" || name == "model" || name == "language" ||
+        name == "timestamp_granularities[]") {
+      continue;
+    } else if (name == "response_format") {
+      if (v == "json") r.format = OutputFormat::kJson;
+      else if (v == "text") r.format = OutputFormat::kTxt;
+      else if (v == "srt") r.format = OutputFormat::kSrt;
+      else if (v == "vtt") r.format = OutputFormat::kVtt;
+      else if (v == "verbose_json") r.format = OutputFormat::kVerboseJson;
+      else
+        return InvalidArgumentError(
+            "form field 'response_format': '%s' is not json, text, srt, vtt or verbose_json",
+            v.c_str());
+    } else if (name == "prompt") {
+      r.options.context = v;
+    } else if (name == "prompt_format") {
+      if (v == "text") r.options.format = PromptFormat::kText;
+      else if (v == "json") r.options.format = PromptFormat::kJson;
+      else return InvalidArgumentError("form field 'prompt_format': '%s' is not text or json", v.c_str());
+    } else if (name == "temperature") {
+      TERN_RETURN_IF_ERROR(ParseNumber(name, v, &r.options.decoding.temperature));
+    } else if (name == "beam") {
+      TERN_RETURN_IF_ERROR(ParseNumber(name, v, &r.options.decoding.beam));
+    } else if (name == "max_tokens") {
+      TERN_RETURN_IF_ERROR(ParseNumber(name, v, &r.options.decoding.max_tokens));
+    } else if (name == "hotword_boost") {
+      TERN_RETURN_IF_ERROR(ParseNumber(name, v, &r.options.decoding.hotword_boost));
+    } else if (name == "max_cue_chars") {
+      TERN_RETURN_IF_ERROR(ParseNumber(name, v, &r.format_options.max_cue_chars));
+    } else if (name == "hotwords") {
+      for (size_t b = 0; b <= v.size();) {
+        const size_t e = std::min(v.find(',', b), v.size());
+        const std::string w = v.substr(b, e - b);
+        const size_t first = w.find_first_not_of(' '), last = w.find_last_not_of(' ');
+        if (first == std::string::npos)
+          return InvalidArgumentError("form field 'hotwords': an empty word in '%s'", v.c_str());
+        r.options.decoding.hotwords.push_back(w.substr(first, last - first + 1));
+        b = e + 1;
+      }
+    } else {
+      return InvalidArgumentError("unknown form field '%s'", name.c_str());
+    }
+  }
+  field->clear();  // the option checks below name their value themselves
+  TERN_RETURN_IF_ERROR(r.options.Validate());
+  TERN_RETURN_IF_ERROR(r.format_options.Validate());
+  return r;
+}
+
+void InstallRoutes(httplib::Server& server, const ServerConfig& config, SessionPool& pool) {
+  // httplib's own refusals (413 over --max-upload-mb, 404 unknown path, ...) in the same
+  // JSON form as ours.
+  server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    const std::string what = res.status == 413 ? "the request body is over --max-upload-mb"
+                             : res.status == 404 ? "no route " + req.method + " " + req.path
+                                                 : "HTTP " + std::to_string(res.status);
+    SendJsonError(res, res.status, what, "");
+  });
+  server.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"status":"ok"})", "application/json");
+  });
+  server.Get("/v1/models", [&config](const httplib::Request&, httplib::Response& res) {
+    const nlohmann::json j = {
+        {"object", "list"},
+        {"data", {{{"id", config.model_name}, {"object", "model"}, {"owned_by", "tern"}}}}};
+    res.set_content(j.dump(), "application/json");
+  });
+  server.Post("/v1/audio/transcriptions", [&config, &pool](const httplib::Request& req,
+                                                           httplib::Response& res) {
+    std::string field;
+    Result<TranscriptionRequest> r = ParseTranscriptionForm(req, config.defaults, &field);
+    if (!r.ok()) return SendError(res, r.status(), field);
+    Result<Audio> audio =
+        LoadAudioFromMemory(r->audio->data(), r->audio->size(), r->file_name, config.audio);
+    if (!audio.ok()) return SendError(res, audio.status(), "file");
+    Result<SessionPool::Lease> lease = pool.Acquire();
+    if (!lease.ok()) return SendJsonError(res, 503, lease.status().message(), "");
+    Result<Transcript> t = (**lease).Transcribe(*audio, r->options);
+    if (!t.ok()) return SendError(res, t.status());
+    res.set_content(FormatTranscript(*t, r->format, r->format_options), ContentType(r->format));
+  });
+}
+
+}  // namespace tern::server

@@ -1,0 +1,48 @@
+// The HTTP routes of tern-server, OpenAI-compatible where clients expect it:
+//   GET  /health                   {"status":"ok"}
+//   GET  /v1/models                the loaded model, as the models list of the OpenAI API
+//   POST /v1/audio/transcriptions  multipart form: file (required), response_format
+//        (json | text | srt | vtt | verbose_json; default json), prompt (folded into the
+//        prompt as context), temperature, and tern's own: hotwords (comma-separated),
+//        hotword_boost, beam, max_tokens, prompt_format (text | json), max_cue_chars.
+//        model, language and timestamp_granularities[] are accepted and ignored (one model
+//        is loaded; it detects the language; times come per segment).
+// Errors are JSON, {"error": {"message", "type", "param", "code"}}: 400 for a bad request
+// (the message and param name the field, or the audio's problem), 413 for audio over the
+// length limit or a body over --max-upload-mb, 503 when every session is busy and the wait
+// list is full, 404 for an unknown route, 500 otherwise.
+#pragma once
+
+#include <string>
+
+#include <httplib.h>
+
+#include "session_pool.h"
+#include "tern/tern.h"
+
+namespace tern::server {
+
+struct ServerConfig {
+  std::string model_name;       // what /v1/models lists
+  AudioOptions audio;           // --max-audio-seconds and the front end's defaults
+  TranscribeOptions defaults;   // --max-tokens etc.; requests override per field
+};
+
+// What one transcription request asks for, parsed from its form.
+struct TranscriptionRequest {
+  std::string file_name;
+  const std::string* audio = nullptr;  // the uploaded bytes (owned by the httplib request)
+  OutputFormat format = OutputFormat::kJson;
+  FormatOptions format_options;
+  TranscribeOptions options;
+};
+
+// An error's message names the form field at fault, and so does *field (empty when the
+// fault is the body as a whole or an option's value seen by its Validate()).
+Result<TranscriptionRequest> ParseTranscriptionForm(const httplib::Request& req,
+                                                    const TranscribeOptions& defaults,
+                                                    std::string* field);
+
+void InstallRoutes(httplib::Server& server, const ServerConfig& config, SessionPool& pool);
+
+}  // namespace tern::server
