@@ -126,11 +126,15 @@ struct DecodingOptions {
   // Words to favour (names, jargon): each token that begins or continues one of them gets
   // hotword_boost added to its logit once the model's own reply header is written.
   // token_logprobs stay the model's own.
-  std::vector<std::string> hotwords;
+  std::vector<std::string> hotwords;  // SplitHotwords reads them from "w1, w2"
   float hotword_boost = 2.0f;
 
   Status Validate() const;
 };
+
+// "w1, w2,w3" -> {"w1", "w2", "w3"}: comma-separated, spaces around each word dropped; an
+// empty word is an error quoting the list.
+Result<std::vector<std::string>> SplitHotwords(std::string_view list);
 
 struct TranscribeOptions {
   PromptFormat format = PromptFormat::kText;

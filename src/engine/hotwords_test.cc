@@ -83,6 +83,18 @@ TEST(Hotwords, SpellingsWithTheRealVocabulary) {
   EXPECT_FALSE(HotwordBias::FromWords(*tok, {"bad\xff"}, 2.0f).ok());
 }
 
+TEST(Hotwords, SplitHotwords) {
+  Result<std::vector<std::string>> w = tern::SplitHotwords(" ticket ,bedroom,New York ");
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(*w, (std::vector<std::string>{"ticket", "bedroom", "New York"}));
+  EXPECT_EQ(*tern::SplitHotwords("one"), std::vector<std::string>{"one"});
+  for (const char* bad : {"", "a,,b", "a, ,b", "a,", ",a"}) {
+    Result<std::vector<std::string>> r = tern::SplitHotwords(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().message(), std::string("an empty word in '") + bad + "'");
+  }
+}
+
 TEST(Hotwords, OptionsAreValidated) {
   tern::DecodingOptions d;
   d.hotwords = {"fine"};

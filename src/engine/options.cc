@@ -1,5 +1,6 @@
 // Validate() for the public option structs: every bad value is reported with the option's
 // name and the accepted range before any work starts.
+#include <algorithm>
 #include <cmath>
 
 #include "tern/tern.h"
@@ -39,6 +40,21 @@ Status DecodingOptions::Validate() const {
                                   w.c_str(), w.size());
   }
   return Status::Ok();
+}
+
+Result<std::vector<std::string>> SplitHotwords(std::string_view list) {
+  std::vector<std::string> words;
+  for (size_t b = 0; b <= list.size();) {
+    const size_t e = std::min(list.find(',', b), list.size());
+    const std::string_view w = list.substr(b, e - b);
+    const size_t first = w.find_first_not_of(' '), last = w.find_last_not_of(' ');
+    if (first == std::string_view::npos)
+      return InvalidArgumentError("an empty word in '%.*s'", static_cast<int>(list.size()),
+                                  list.data());
+    words.emplace_back(w.substr(first, last - first + 1));
+    b = e + 1;
+  }
+  return words;
 }
 
 Status FormatOptions::Validate() const {

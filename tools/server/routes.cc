@@ -117,15 +117,9 @@ Result<TranscriptionRequest> ParseTranscriptionForm(const httplib::Request& req,
     } else if (name == "max_cue_chars") {
       TERN_RETURN_IF_ERROR(ParseNumber(name, v, &r.format_options.max_cue_chars));
     } else if (name == "hotwords") {
-      for (size_t b = 0; b <= v.size();) {
-        const size_t e = std::min(v.find(',', b), v.size());
-        const std::string w = v.substr(b, e - b);
-        const size_t first = w.find_first_not_of(' '), last = w.find_last_not_of(' ');
-        if (first == std::string::npos)
-          return InvalidArgumentError("form field 'hotwords': an empty word in '%s'", v.c_str());
-        r.options.decoding.hotwords.push_back(w.substr(first, last - first + 1));
-        b = e + 1;
-      }
+      Result<std::vector<std::string>> words = SplitHotwords(v);
+      if (!words.ok()) return words.status().WithPrefix("form field 'hotwords'");
+      r.options.decoding.hotwords = std::move(*words);
     } else {
       return InvalidArgumentError("unknown form field '%s'", name.c_str());
     }

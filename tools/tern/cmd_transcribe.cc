@@ -132,15 +132,10 @@ Status Run(Flags& f) {
   f.audio.normalize = !f.no_normalize;
   f.audio.clip_guard = !f.no_clip_guard;
   f.transcribe.decoding.repetition_guard = !f.no_repetition_guard;
-  // --hotwords "a, b": comma-separated, spaces around each word dropped.
-  for (size_t b = 0; !f.hotwords.empty() && b <= f.hotwords.size();) {
-    const size_t e = std::min(f.hotwords.find(',', b), f.hotwords.size());
-    const std::string w = f.hotwords.substr(b, e - b);
-    const size_t first = w.find_first_not_of(' '), last = w.find_last_not_of(' ');
-    if (first == std::string::npos)
-      return InvalidArgumentError("--hotwords: an empty word in '%s'", f.hotwords.c_str());
-    f.transcribe.decoding.hotwords.push_back(w.substr(first, last - first + 1));
-    b = e + 1;
+  if (!f.hotwords.empty()) {
+    Result<std::vector<std::string>> words = SplitHotwords(f.hotwords);
+    if (!words.ok()) return words.status().WithPrefix("--hotwords");
+    f.transcribe.decoding.hotwords = std::move(*words);
   }
   if (f.threads < 0 || f.threads > 1024)
     return InvalidArgumentError("--threads must be in [1, 1024] (0 or absent: all CPUs), got %d", f.threads);
