@@ -129,7 +129,8 @@ TEST(Server, AnswersAreTheLibrarys) {
         std::tuple{"vtt", OutputFormat::kVtt, "text/vtt; charset=utf-8"}}) {
     auto r = c.Post("/v1/audio/transcriptions", Form("008.wav", {{"response_format", name},
                                                                 {"model", "whisper-1"},
-                                                                {"language", "en"}}));
+                                                                {"language", "en"},
+                                                                {"stream", "false"}}));
     ASSERT_TRUE(r) << name;
     EXPECT_EQ(r->status, 200) << r->body;
     EXPECT_EQ(r->body, FormatTranscript(*want, format)) << name;
@@ -200,6 +201,12 @@ TEST(Server, BadRequestsGetJsonErrorsNamingTheField) {
   expect(c.Post(path, Form("008.wav", {{"beam", "99"}})), 400, "", "beam must be in [1, 16]");
   expect(c.Post(path, Form("008.wav", {{"hotwords", "a,,b"}})), 400, "hotwords", "an empty word");
   expect(c.Post(path, Form("008.wav", {{"colour", "blue"}})), 400, "colour", "unknown form field");
+  expect(c.Post(path, Form("008.wav", {{"stream", "true"}})), 400, "stream", "not supported");
+  // what the client sent is quoted, shortened, and invalid UTF-8 in it does not break JSON
+  expect(c.Post(path, Form("008.wav", {{"response_format", "\xff\xfe" + std::string(500, 'x')}})),
+         400, "response_format", "is not json, text");
+  httplib::MultipartFormDataItems odd = {{"file", "RIFF", "\xc3(.wav", "audio/wav"}};
+  expect(c.Post(path, odd), 400, "file", "not a readable audio file");
   auto g = c.Get("/v2/nothing");
   ASSERT_TRUE(g);
   EXPECT_EQ(g->status, 404);

@@ -15,7 +15,10 @@ void SendJsonError(httplib::Response& res, int http, const std::string& message,
   nlohmann::json err = {{"message", message}, {"type", type}, {"code", nullptr}};
   err["param"] = param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param);
   res.status = http;
-  res.set_content(nlohmann::json({{"error", err}}).dump(), "application/json");
+  // messages may quote what the client sent: invalid UTF-8 is replaced, never thrown on
+  res.set_content(nlohmann::json({{"error", err}}).dump(-1, ' ', false,
+                                                         nlohmann::json::error_handler_t::replace),
+                  "application/json");
 }
 
 // The HTTP status that fits a request's error: the request's fault (400), audio over the
@@ -46,11 +49,12 @@ Status ParseNumber(const std::string& field, const std::string& text, T* out) {
   while (e > b && e[-1] == ' ') --e;
   const auto [p, ec] = std::from_chars(b, e, *out);
   if (b == e || ec != std::errc() || p != e)
-    return InvalidArgumentError("form field '%s': '%s' is not a number", field.c_str(),
+    return InvalidArgumentError("form field '%s': '%.40s' is not a number", field.c_str(),
                                 text.c_str());
   if constexpr (std::is_floating_point_v<T>) {
     if (!std::isfinite(*out))
-      return InvalidArgumentError("form field '%s': '%s' is not finite", field.c_str(), text.c_str());
+      return InvalidArgumentError("form field '%s': '%.40s' is not finite", field.c_str(),
+                                  text.c_str());
   }
   return Status::Ok();
 }
@@ -88,8 +92,11 @@ Result<TranscriptionRequest> ParseTranscriptionForm(const httplib::Request& req,
     const std::string& v = part.content;
     *field = name;
     if (name == "file" || name == "model" || name == "language" ||
-        name == "timestamp_granularities[]") {
-      continue;
+        name == "timestamp_granularities[]" || name == "include[]" ||
+        name == "chunking_strategy") {
+      continue;  // OpenAI's, with nothing to change here
+    } else if (name == "stream") {
+      if (v != "false") return InvalidArgumentError("form field 'stream': streaming is not supported");
     } else if (name == "response_format") {
       if (v == "json") r.format = OutputFormat::kJson;
       else if (v == "text") r.format = OutputFormat::kTxt;
@@ -98,14 +105,14 @@ Result<TranscriptionRequest> ParseTranscriptionForm(const httplib::Request& req,
       else if (v == "verbose_json") r.format = OutputFormat::kVerboseJson;
       else
         return InvalidArgumentError(
-            "form field 'response_format': '%s' is not json, text, srt, vtt or verbose_json",
+            "form field 'response_format': '%.40s' is not json, text, srt, vtt or verbose_json",
             v.c_str());
     } else if (name == "prompt") {
       r.options.context = v;
     } else if (name == "prompt_format") {
       if (v == "text") r.options.format = PromptFormat::kText;
       else if (v == "json") r.options.format = PromptFormat::kJson;
-      else return InvalidArgumentError("form field 'prompt_format': '%s' is not text or json", v.c_str());
+      else return InvalidArgumentError("form field 'prompt_format': '%.40s' is not text or json", v.c_str());
     } else if (name == "temperature") {
       TERN_RETURN_IF_ERROR(ParseNumber(name, v, &r.options.decoding.temperature));
     } else if (name == "beam") {
@@ -121,7 +128,7 @@ Result<TranscriptionRequest> ParseTranscriptionForm(const httplib::Request& req,
       if (!words.ok()) return words.status().WithPrefix("form field 'hotwords'");
       r.options.decoding.hotwords = std::move(*words);
     } else {
-      return InvalidArgumentError("unknown form field '%s'", name.c_str());
+      return InvalidArgumentError("unknown form field '%.64s'", name.c_str());
     }
   }
   field->clear();  // the option checks below name their value themselves

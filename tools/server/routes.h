@@ -5,8 +5,9 @@
 //        (json | text | srt | vtt | verbose_json; default json), prompt (folded into the
 //        prompt as context), temperature, and tern's own: hotwords (comma-separated),
 //        hotword_boost, beam, max_tokens, prompt_format (text | json), max_cue_chars.
-//        model, language and timestamp_granularities[] are accepted and ignored (one model
-//        is loaded; it detects the language; times come per segment).
+//        model, language, timestamp_granularities[], include[], chunking_strategy and
+//        stream=false are accepted and ignored (one model is loaded; it detects the
+//        language; times come per segment); stream=true and unknown fields are errors.
 // Errors are JSON, {"error": {"message", "type", "param", "code"}}: 400 for a bad request
 // (the message and param name the field, or the audio's problem), 413 for audio over the
 // length limit or a body over --max-upload-mb, 503 when every session is busy and the wait
