@@ -228,6 +228,31 @@ TEST(Server, LimitsHold) {
   EXPECT_NE(b->body.find("--max-upload-mb"), std::string::npos) << b->body;
 }
 
+// --api-key: /v1/ routes want the bearer token, /health does not.
+TEST(Server, ApiKey) {
+  Server srv({"--api-key", "s3cret"});
+  ASSERT_GT(srv.port(), 0);
+  httplib::Client c = srv.Client();
+  auto open = c.Get("/health");
+  ASSERT_TRUE(open);
+  EXPECT_EQ(open->status, 200);
+  for (const char* header : {"", "Bearer wrong", "Bearer s3cre", "Bearer s3cretX", "s3cret"}) {
+    httplib::Headers h;
+    if (*header) h.emplace("Authorization", header);
+    auto r = c.Post("/v1/audio/transcriptions", h, Form("008.wav", {}));
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 401) << header;
+    EXPECT_EQ(nlohmann::json::parse(r->body)["error"]["type"], "authentication_error");
+    auto m = c.Get("/v1/models", h);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->status, 401) << header;
+  }
+  c.set_bearer_token_auth("s3cret");
+  auto ok = c.Post("/v1/audio/transcriptions", Form("008.wav", {{"response_format", "text"}}));
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body;
+}
+
 // Two sessions, six clients at once: everyone gets the answer the clip gets alone.
 TEST(Server, ConcurrentRequestsGetTheirOwnAnswers) {
   Server srv({"--sessions", "2"});

@@ -104,6 +104,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-tokens", f.config.defaults.decoding.max_tokens, "default generated-token limit")
       ->capture_default_str();
   app.add_option("--model-name", f.config.model_name, "the id /v1/models lists (default: the file's name)");
+  app.add_option("--api-key", f.config.api_key, "require this bearer token on /v1/ routes");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,8 +10,10 @@ namespace {
 
 void SendJsonError(httplib::Response& res, int http, const std::string& message,
                    const std::string& param) {
-  const char* type = http == 503 ? "server_busy" : http < 500 ? "invalid_request_error"
-                                                              : "server_error";
+  const char* type = http == 503   ? "server_busy"
+                     : http == 401 ? "authentication_error"
+                     : http < 500  ? "invalid_request_error"
+                                   : "server_error";
   nlohmann::json err = {{"message", message}, {"type", type}, {"code", nullptr}};
   err["param"] = param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param);
   res.status = http;
@@ -39,6 +41,14 @@ void SendError(httplib::Response& res, const Status& s, const std::string& param
       break;
   }
   SendJsonError(res, http, s.message(), param);
+}
+
+// Equal strings, in a time that does not depend on where they first differ.
+bool SameSecret(const std::string& a, const std::string& b) {
+  unsigned diff = a.size() != b.size();
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]);
+  return diff == 0;
 }
 
 template <typename T>
@@ -138,6 +148,15 @@ Result<TranscriptionRequest> ParseTranscriptionForm(const httplib::Request& req,
 }
 
 void InstallRoutes(httplib::Server& server, const ServerConfig& config, SessionPool& pool) {
+  // --api-key: every /v1/ route wants it as a bearer token.
+  server.set_pre_routing_handler([&config](const httplib::Request& req, httplib::Response& res) {
+    if (config.api_key.empty() || req.path.rfind("/v1/", 0) != 0)
+      return httplib::Server::HandlerResponse::Unhandled;
+    if (SameSecret(req.get_header_value("Authorization"), "Bearer " + config.api_key))
+      return httplib::Server::HandlerResponse::Unhandled;
+    SendJsonError(res, 401, "missing or wrong API key (Authorization: Bearer <key>)", "");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   // httplib's own refusals (413 over --max-upload-mb, 404 unknown path, ...) in the same
   // JSON form as ours.
   server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {

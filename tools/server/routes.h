@@ -10,8 +10,9 @@
 //        language; times come per segment); stream=true and unknown fields are errors.
 // Errors are JSON, {"error": {"message", "type", "param", "code"}}: 400 for a bad request
 // (the message and param name the field, or the audio's problem), 413 for audio over the
-// length limit or a body over --max-upload-mb, 503 when every session is busy and the wait
-// list is full, 404 for an unknown route, 500 otherwise.
+// length limit or a body over --max-upload-mb, 401 without the --api-key (when one is set;
+// /health stays open), 503 when every session is busy and the wait list is full, 404 for an
+// unknown route, 500 otherwise.
 #pragma once
 
 #include <string>
@@ -25,6 +26,7 @@ namespace tern::server {
 
 struct ServerConfig {
   std::string model_name;       // what /v1/models lists
+  std::string api_key;          // when set, /v1/* requires "Authorization: Bearer <key>"
   AudioOptions audio;           // --max-audio-seconds and the front end's defaults
   TranscribeOptions defaults;   // --max-tokens etc.; requests override per field
 };
