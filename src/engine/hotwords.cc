@@ -13,10 +13,12 @@ void AddUnique(std::vector<std::vector<int32_t>>&& from, std::vector<std::vector
 }  // namespace
 
 HotwordBias::HotwordBias(std::vector<std::vector<int32_t>> anywhere,
-                         std::vector<std::vector<int32_t>> start, float boost)
-    : boost_(boost) {
+                         std::vector<std::vector<int32_t>> start, std::vector<int32_t> openers,
+                         float boost)
+    : openers_(std::move(openers)), boost_(boost) {
   AddUnique(std::move(anywhere), &anywhere_);
   AddUnique(std::move(start), &start_);
+  std::sort(openers_.begin(), openers_.end());
 }
 
 Result<HotwordBias> HotwordBias::FromWords(const text::Tokenizer& tok,
@@ -43,7 +45,14 @@ Result<HotwordBias> HotwordBias::FromWords(const text::Tokenizer& tok,
     TERN_RETURN_IF_ERROR(spell(w, w, &start));
     TERN_RETURN_IF_ERROR(spell(w, upper, &start));
   }
-  return HotwordBias(std::move(anywhere), std::move(start), boost);
+  std::vector<int32_t> openers;
+  if (!anywhere.empty() || !start.empty()) {
+    for (int32_t id = 0; id < static_cast<int32_t>(tok.vocab_size()); ++id) {
+      const std::string_view p = tok.Piece(id);
+      if (!p.empty() && (p.back() == '"' || p.back() == '\n')) openers.push_back(id);
+    }
+  }
+  return HotwordBias(std::move(anywhere), std::move(start), std::move(openers), boost);
 }
 
 void HotwordBias::Apply(std::span<const int32_t> content, float* logits, int64_t vocab,
@@ -70,8 +79,10 @@ void HotwordBias::Apply(std::span<const int32_t> content, float* logits, int64_t
       }
     }
   };
+  const bool text_starts =
+      n == 0 || std::binary_search(openers_.begin(), openers_.end(), content.back());
   for (const std::vector<int32_t>& s : anywhere_) favour(s, true);
-  for (const std::vector<int32_t>& s : start_) favour(s, n == 0);
+  for (const std::vector<int32_t>& s : start_) favour(s, text_starts);
 }
 
 void RestoreLogits(const std::vector<std::pair<int32_t, float>>& saved, float* logits) {

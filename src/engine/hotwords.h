@@ -20,15 +20,17 @@ class HotwordBias {
  public:
   HotwordBias() = default;
   // Token sequences to favour, each boosted by `boost`: `anywhere` at every step, `start`
-  // only for the first content token. Empty and duplicate sequences are dropped.
+  // only where a text starts: the first content token, or after one of the `openers`
+  // (tokens ending in a quote or a newline: a JSON answer's "Content":"). Empty and
+  // duplicate sequences are dropped.
   HotwordBias(std::vector<std::vector<int32_t>> anywhere, std::vector<std::vector<int32_t>> start,
-              float boost);
+              std::vector<int32_t> openers, float boost);
 
   // The sequences that spell each word (surrounding whitespace dropped) as the model writes
-  // it: after a space (as given), and at the start of the reply without one (as given and
-  // with its first letter upper-cased). A spelling whose first token is only whitespace is
-  // left out (boosting a bare space would tip every word boundary). An error names a word
-  // the tokenizer cannot encode.
+  // it: after a space (as given), and where a text starts without one (as given and with
+  // its first letter upper-cased); the openers from the vocabulary. A spelling whose first
+  // token is only whitespace is left out (boosting a bare space would tip every word
+  // boundary). An error names a word the tokenizer cannot encode.
   static Result<HotwordBias> FromWords(const text::Tokenizer& tok,
                                        const std::vector<std::string>& words, float boost);
 
@@ -37,9 +39,10 @@ class HotwordBias {
   const std::vector<std::vector<int32_t>>& start() const { return start_; }
 
   // `content`: the reply so far, after the model's own header. Adds the boost to logits[t]
-  // for each token t that begins a sequence (a `start` one only while content is empty; not
+  // for each token t that begins a sequence (a `start` one only where a text starts; not
   // one that content has just ended with, so a boost cannot feed a loop of the word), or
-  // continues one whose first m >= 1 tokens are the last m of content (the longest such m). A token that several sequences favour gets the boost once. Each changed entry's
+  // continues one whose first m >= 1 tokens are the last m of content (the longest such
+  // m). A token that several sequences favour gets the boost once. Each changed entry's
   // original value is appended to `saved` (id, value), so the caller can restore the
   // model's logits.
   void Apply(std::span<const int32_t> content, float* logits, int64_t vocab,
@@ -47,6 +50,7 @@ class HotwordBias {
 
  private:
   std::vector<std::vector<int32_t>> anywhere_, start_;
+  std::vector<int32_t> openers_;  // sorted
   float boost_ = 0;
 };
 

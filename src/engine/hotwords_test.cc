@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,7 +25,7 @@ std::vector<float> Boosted(const HotwordBias& b, std::vector<int32_t> content, i
 
 TEST(Hotwords, BoostsBeginningsAndTheLongestContinuation) {
   // anywhere: 5 6 7 and 9; start-only: 11 12
-  const HotwordBias b(Seqs{{5, 6, 7}, {9}, {}, {5, 6, 7}}, Seqs{{11, 12}}, 2.5f);
+  const HotwordBias b(Seqs{{5, 6, 7}, {9}, {}, {5, 6, 7}}, Seqs{{11, 12}}, {14}, 2.5f);
   EXPECT_EQ(b.anywhere().size(), 2u);  // empty and duplicate dropped
   std::vector<float> want(16, 0.0f);
   want[5] = want[9] = want[11] = 2.5f;  // reply empty: every beginning, start ones included
@@ -46,11 +47,15 @@ TEST(Hotwords, BoostsBeginningsAndTheLongestContinuation) {
   std::vector<float> after_start(16, 0.0f);
   after_start[5] = after_start[9] = after_start[12] = 2.5f;
   EXPECT_EQ(Boosted(b, {11}), after_start);
+  // after an opener (a token ending in a quote: JSON's "Content":") a text starts again
+  std::vector<float> after_opener(16, 0.0f);
+  after_opener[5] = after_opener[9] = after_opener[11] = 2.5f;
+  EXPECT_EQ(Boosted(b, {1, 2, 14}), after_opener);
 }
 
 TEST(Hotwords, OncePerTokenAndRestoredExactly) {
   // 3 begins two sequences and continues a third: still one boost.
-  const HotwordBias b(Seqs{{3, 4}, {3, 8}, {2, 3}}, Seqs{}, 1.0f);
+  const HotwordBias b(Seqs{{3, 4}, {3, 8}, {2, 3}}, Seqs{}, {}, 1.0f);
   std::vector<float> logits = {0.1f, -7.3f, 0.7f, 1e-8f, 2.2f, 0, 0, 0, 0.3f};
   const std::vector<float> model = logits;
   std::vector<std::pair<int32_t, float>> saved;
@@ -62,7 +67,7 @@ TEST(Hotwords, OncePerTokenAndRestoredExactly) {
   RestoreLogits(saved, logits.data());
   EXPECT_EQ(logits, model);  // bit for bit, not by subtraction
   // ids outside the vocabulary are ignored, not written
-  const HotwordBias wide(Seqs{{40}}, Seqs{}, 1.0f);
+  const HotwordBias wide(Seqs{{40}}, Seqs{}, {}, 1.0f);
   saved.clear();
   wide.Apply(content, logits.data(), 9, &saved);
   EXPECT_TRUE(saved.empty());
@@ -80,6 +85,18 @@ TEST(Hotwords, SpellingsWithTheRealVocabulary) {
   // sentence starts: as given and capitalized (one spelling when they are the same)
   EXPECT_EQ(b->start(), (Seqs{enc("Xochimilco"), enc("ticket"), enc("Ticket")}));
   EXPECT_GT(enc(" Xochimilco").size(), 1u);  // the continuation logic is exercised for real
+  // a JSON answer's segment text starts after "Content":" : the unspaced spelling begins there
+  const std::vector<int32_t> json = enc("[{\"Start\":0,\"Speaker\":0,\"Content\":\"");
+  const int64_t vocab = static_cast<int64_t>(tok->vocab_size());
+  std::vector<float> logits(static_cast<size_t>(vocab), 0.0f);
+  std::vector<std::pair<int32_t, float>> saved;
+  b->Apply(json, logits.data(), vocab, &saved);
+  EXPECT_EQ(logits[static_cast<size_t>(enc("Xochimilco")[0])], 2.0f);
+  EXPECT_EQ(logits[static_cast<size_t>(enc("Ticket")[0])], 2.0f);
+  saved.clear();
+  std::fill(logits.begin(), logits.end(), 0.0f);
+  b->Apply(enc("[{\"Start\":0"), logits.data(), vocab, &saved);  // not after a number
+  EXPECT_EQ(logits[static_cast<size_t>(enc("Ticket")[0])], 0.0f);
   EXPECT_FALSE(HotwordBias::FromWords(*tok, {"bad\xff"}, 2.0f).ok());
 }
 
