@@ -29,8 +29,10 @@ struct Session::Impl {
 
   const Model::Impl& m() const { return model->impl(); }
 
+  // `bias`: options.decoding.hotwords as token sequences, built once per call.
   Result<Transcript> TranscribeWhole(const float* x, int64_t n, const std::string& name,
-                                     const TranscribeOptions& options);
+                                     const TranscribeOptions& options,
+                                     const engine::HotwordBias& bias);
   Result<int64_t> MaxPieceSamples(int64_t n, const TranscribeOptions& options) const;
 
   // The prompt head whose rows the state holds first (see StateFor).
@@ -237,7 +239,8 @@ Result<Features> Session::Encode(const Audio& audio) {
 // One prompt for samples x[0, n) (the whole audio, or one piece of it).
 Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
                                                   const std::string& name,
-                                                  const TranscribeOptions& options) {
+                                                  const TranscribeOptions& options,
+                                                  const engine::HotwordBias& bias) {
   const Model::Impl& m = this->m();
   Timer wall;
   Transcript t;
@@ -291,9 +294,6 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
   t.metrics.prompt_reused_tokens = reused;
   const int32_t pos = static_cast<int32_t>(prompt.tokens.size());
 
-  TERN_ASSIGN_OR_RETURN(engine::HotwordBias bias,
-                        engine::HotwordBias::FromWords(*m.tokenizer, options.decoding.hotwords,
-                                                       options.decoding.hotword_boost));
   timer.Reset();
   Result<Decoded> dec = options.decoding.beam > 1
       ? DecodeBeam(st, pool, logits, pos, m.special, bias, options)
@@ -387,8 +387,15 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
   const int64_t n = static_cast<int64_t>(audio.samples.size());
   Result<int64_t> max_len = impl_->MaxPieceSamples(n, options);
   if (!max_len.ok()) return max_len.status().WithPrefix(audio.name);
+  // Spelled once per call (the spellings and the vocabulary scan for openers), before any
+  // work: a word the tokenizer cannot encode fails here, not after the encoder.
+  TERN_ASSIGN_OR_RETURN(const engine::HotwordBias bias,
+                        engine::HotwordBias::FromWords(*impl_->m().tokenizer,
+                                                       options.decoding.hotwords,
+                                                       options.decoding.hotword_boost));
   if (n <= *max_len) {
-    Result<Transcript> t = impl_->TranscribeWhole(audio.samples.data(), n, audio.name, options);
+    Result<Transcript> t =
+        impl_->TranscribeWhole(audio.samples.data(), n, audio.name, options, bias);
     if (t.ok()) ShiftToSource(audio.offset_s, &*t);
     return t;
   }
@@ -412,7 +419,8 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
       };
     }
     const std::string name = audio.name + " " + engine::PieceLabel(t0, t1);  // for errors
-    Result<Transcript> part = impl_->TranscribeWhole(audio.samples.data() + b, e - b, name, o);
+    Result<Transcript> part =
+        impl_->TranscribeWhole(audio.samples.data() + b, e - b, name, o, bias);
     if (!part.ok()) return part.status();
     engine::AppendPiece(*part, t0, t1, &all);
   }
