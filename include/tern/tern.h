@@ -34,6 +34,7 @@ enum class HeadPrecision {
   kF16,   // the output head as stored (F16)
   kInt8,  // quantized once at load to per-channel int8 (W8A8): half the bytes per token
 };
+Result<HeadPrecision> HeadPrecisionFromName(std::string_view name);  // f16|int8
 
 struct ModelOptions {
   // A directory holding vibeasr-vae-encoder-i8_s.gguf and vibeasr-lm-i2_s-embed-q6_k.gguf.

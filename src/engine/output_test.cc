@@ -163,5 +163,18 @@ TEST(Writers, FormatNames) {
   EXPECT_NE(bad.status().message().find("docx"), std::string::npos);
 }
 
+// One parser for --head in every tool (transcribe, bench e2e, server).
+TEST(Options, HeadPrecisionNames) {
+  EXPECT_EQ(*HeadPrecisionFromName("f16"), HeadPrecision::kF16);
+  EXPECT_EQ(*HeadPrecisionFromName("int8"), HeadPrecision::kInt8);
+  for (const char* name : {"", "INT8", "q8", "f16 "}) {
+    Result<HeadPrecision> bad = HeadPrecisionFromName(name);
+    ASSERT_FALSE(bad.ok()) << "'" << name << "'";
+    EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(bad.status().message().find("--head must be f16 or int8, not '" + std::string(name) + "'"),
+              std::string::npos) << bad.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace tern::engine

@@ -40,8 +40,7 @@ struct Flags {
 
 tern::Status Serve(Flags& f) {
   using tern::InvalidArgumentError;
-  if (f.head == "int8") f.model.head = tern::HeadPrecision::kInt8;
-  else if (f.head != "f16") return InvalidArgumentError("--head must be f16 or int8, not '%s'", f.head.c_str());
+  TERN_ASSIGN_OR_RETURN(f.model.head, tern::HeadPrecisionFromName(f.head));
   if (f.port < 0 || f.port > 65535) return InvalidArgumentError("--port must be in [0, 65535], got %d", f.port);
   if (f.sessions < 1 || f.sessions > 64) return InvalidArgumentError("--sessions must be in [1, 64], got %d", f.sessions);
   if (f.threads < 0 || f.threads > 1024) return InvalidArgumentError("--threads must be in [0, 1024], got %d", f.threads);

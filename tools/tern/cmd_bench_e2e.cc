@@ -74,8 +74,9 @@ int BenchE2E(int argc, char** argv) {
     std::fprintf(stderr, "tern bench e2e: %s\n", s.ToString().c_str());
     return s.code() == ErrorCode::kInvalidArgument ? 2 : 1;
   };
-  if (head == "int8") mo.head = HeadPrecision::kInt8;
-  else if (head != "f16") return fail(InvalidArgumentError("--head must be f16 or int8"));
+  Result<HeadPrecision> precision = HeadPrecisionFromName(head);
+  if (!precision.ok()) return fail(precision.status());
+  mo.head = *precision;
   if (threads < 0 || threads > 1024) return fail(InvalidArgumentError("--threads must be in [1, 1024]"));
   if (tokens < 1 || repeats < 1 || !(seconds > 0))
     return fail(InvalidArgumentError("--tokens, --repeats and --seconds must be positive"));

@@ -124,8 +124,7 @@ Status TranscribeOne(Flags& f, const std::string& input,
 }
 
 Status Run(Flags& f) {
-  if (f.head == "int8") f.model.head = HeadPrecision::kInt8;
-  else if (f.head != "f16") return InvalidArgumentError("--head must be f16 or int8, not '%s'", f.head.c_str());
+  TERN_ASSIGN_OR_RETURN(f.model.head, HeadPrecisionFromName(f.head));
   if (f.prompt_format == "json") f.transcribe.format = PromptFormat::kJson;
   else if (f.prompt_format != "text")
     return InvalidArgumentError("--format must be text or json, not '%s'", f.prompt_format.c_str());
