@@ -76,19 +76,21 @@ struct Decoded {
 
 // Hotword boosts apply to the reply after the model's own "<|im_start|>assistant\n" (the
 // header must not be tipped into a hotword). The content so far, or nullopt while the
-// header is being written.
+// header is being written; where it begins is StripAssistantHeader's rule, so the boosted
+// part is the transcript's part even when the model writes a malformed header.
 std::optional<std::span<const int32_t>> Content(std::span<const int32_t> g,
+                                                const text::Tokenizer& tok,
                                                 const text::SpecialTokens& special) {
   if (g.empty()) return std::nullopt;
   if (g[0] != special.im_start) return g;
   if (g.size() < 3) return std::nullopt;
-  return g.subspan(3);
+  return g.subspan(engine::StripAssistantHeader(tok, special, g).begin);
 }
 
 // Greedy or sampled decoding, one token at a time.
 Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
                               std::vector<float> logits, int32_t pos,
-                              const text::SpecialTokens& special,
+                              const text::Tokenizer& tok, const text::SpecialTokens& special,
                               const engine::HotwordBias& bias, const TranscribeOptions& o) {
   const DecodingOptions& d = o.decoding;
   engine::Sampler sampler(d);
@@ -99,7 +101,7 @@ Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
   for (int i = 0; i < d.max_tokens; ++i) {
     if (Cancelled(o)) return CancelledError("transcription cancelled");
     saved.clear();
-    if (const auto content = Content(out.tokens, special); content && !bias.empty())
+    if (const auto content = Content(out.tokens, tok, special); content && !bias.empty())
       bias.Apply(*content, logits.data(), vocab, &saved);
     const int32_t tok = sampler.Sample(logits.data(), vocab);
     engine::RestoreLogits(saved, logits.data());
@@ -129,7 +131,7 @@ Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
 // ones are ranked by log-probability per token. Deterministic (ties to lower token ids).
 Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& pool,
                            const std::vector<float>& first_logits, int32_t pos,
-                           const text::SpecialTokens& special,
+                           const text::Tokenizer& tok, const text::SpecialTokens& special,
                            const engine::HotwordBias& bias, const TranscribeOptions& o) {
   const DecodingOptions& d = o.decoding;
   struct Hyp {
@@ -159,7 +161,7 @@ Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& p
       float* logits = alive[h].logits.data();
       const int64_t vocab = static_cast<int64_t>(alive[h].logits.size());
       saved.clear();
-      if (const auto content = Content(alive[h].tokens, special); content && !bias.empty())
+      if (const auto content = Content(alive[h].tokens, tok, special); content && !bias.empty())
         bias.Apply(*content, logits, vocab, &saved);
       engine::LogSoftmax(logits, vocab, &lp);
       engine::RestoreLogits(saved, logits);
@@ -296,8 +298,8 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
 
   timer.Reset();
   Result<Decoded> dec = options.decoding.beam > 1
-      ? DecodeBeam(st, pool, logits, pos, m.special, bias, options)
-      : DecodeSampled(st, pool, std::move(logits), pos, m.special, bias, options);
+      ? DecodeBeam(st, pool, logits, pos, *m.tokenizer, m.special, bias, options)
+      : DecodeSampled(st, pool, std::move(logits), pos, *m.tokenizer, m.special, bias, options);
   if (!dec.ok()) return dec.status();
   t.metrics.decode_ms = timer.ElapsedMs();
   t.metrics.decode_tokens = static_cast<int64_t>(dec->tokens.size());
