@@ -90,7 +90,7 @@ std::optional<std::span<const int32_t>> Content(std::span<const int32_t> g,
 // Greedy or sampled decoding, one token at a time.
 Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
                               std::vector<float> logits, int32_t pos,
-                              const text::Tokenizer& tok, const text::SpecialTokens& special,
+                              const text::Tokenizer& tokenizer, const text::SpecialTokens& special,
                               const engine::HotwordBias& bias, const TranscribeOptions& o) {
   const DecodingOptions& d = o.decoding;
   engine::Sampler sampler(d);
@@ -101,7 +101,7 @@ Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
   for (int i = 0; i < d.max_tokens; ++i) {
     if (Cancelled(o)) return CancelledError("transcription cancelled");
     saved.clear();
-    if (const auto content = Content(out.tokens, tok, special); content && !bias.empty())
+    if (const auto content = Content(out.tokens, tokenizer, special); content && !bias.empty())
       bias.Apply(*content, logits.data(), vocab, &saved);
     const int32_t tok = sampler.Sample(logits.data(), vocab);
     engine::RestoreLogits(saved, logits.data());
@@ -131,7 +131,7 @@ Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
 // ones are ranked by log-probability per token. Deterministic (ties to lower token ids).
 Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& pool,
                            const std::vector<float>& first_logits, int32_t pos,
-                           const text::Tokenizer& tok, const text::SpecialTokens& special,
+                           const text::Tokenizer& tokenizer, const text::SpecialTokens& special,
                            const engine::HotwordBias& bias, const TranscribeOptions& o) {
   const DecodingOptions& d = o.decoding;
   struct Hyp {
@@ -161,7 +161,7 @@ Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& p
       float* logits = alive[h].logits.data();
       const int64_t vocab = static_cast<int64_t>(alive[h].logits.size());
       saved.clear();
-      if (const auto content = Content(alive[h].tokens, tok, special); content && !bias.empty())
+      if (const auto content = Content(alive[h].tokens, tokenizer, special); content && !bias.empty())
         bias.Apply(*content, logits, vocab, &saved);
       engine::LogSoftmax(logits, vocab, &lp);
       engine::RestoreLogits(saved, logits);
