@@ -101,8 +101,10 @@ Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
   for (int i = 0; i < d.max_tokens; ++i) {
     if (Cancelled(o)) return CancelledError("transcription cancelled");
     saved.clear();
-    if (const auto content = Content(out.tokens, tokenizer, special); content && !bias.empty())
-      bias.Apply(*content, logits.data(), vocab, &saved);
+    if (!bias.empty()) {
+      if (const auto content = Content(out.tokens, tokenizer, special))
+        bias.Apply(*content, logits.data(), vocab, &saved);
+    }
     const int32_t tok = sampler.Sample(logits.data(), vocab);
     engine::RestoreLogits(saved, logits.data());
     out.tokens.push_back(tok);
@@ -161,8 +163,10 @@ Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& p
       float* logits = alive[h].logits.data();
       const int64_t vocab = static_cast<int64_t>(alive[h].logits.size());
       saved.clear();
-      if (const auto content = Content(alive[h].tokens, tokenizer, special); content && !bias.empty())
-        bias.Apply(*content, logits, vocab, &saved);
+      if (!bias.empty()) {
+        if (const auto content = Content(alive[h].tokens, tokenizer, special))
+          bias.Apply(*content, logits, vocab, &saved);
+      }
       engine::LogSoftmax(logits, vocab, &lp);
       engine::RestoreLogits(saved, logits);
       std::vector<int32_t> idx(lp.size());
