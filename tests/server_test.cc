@@ -146,6 +146,42 @@ TEST(Server, AnswersAreTheLibrarys) {
   EXPECT_EQ(d->body, FormatTranscript(*want, OutputFormat::kJson));
 }
 
+// stream=true: server-sent events, text deltas as decoded that join to the done event's
+// text, which is the text of the json answer.
+TEST(Server, StreamSendsTextEvents) {
+  Server srv({});
+  ASSERT_GT(srv.port(), 0);
+  Result<Transcript> want = Library("008.wav");
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  const nlohmann::json answer = nlohmann::json::parse(FormatTranscript(*want, OutputFormat::kJson));
+  httplib::Client c = srv.Client();
+  for (const char* format : {"json", "text"}) {
+    auto r = c.Post("/v1/audio/transcriptions",
+                    Form("008.wav", {{"stream", "true"}, {"response_format", format}}));
+    ASSERT_TRUE(r) << format;
+    EXPECT_EQ(r->status, 200) << r->body;
+    EXPECT_EQ(r->get_header_value("Content-Type"), "text/event-stream");
+    std::vector<nlohmann::json> events;
+    for (size_t at = 0; at < r->body.size();) {
+      const size_t end = r->body.find("\n\n", at);
+      ASSERT_NE(end, std::string::npos) << r->body;
+      const std::string event = r->body.substr(at, end - at);
+      ASSERT_EQ(event.rfind("data: ", 0), 0u) << event;
+      events.push_back(nlohmann::json::parse(event.substr(6)));
+      at = end + 2;
+    }
+    ASSERT_GE(events.size(), 4u) << r->body;  // several deltas, then done
+    std::string joined;
+    for (size_t i = 0; i + 1 < events.size(); ++i) {
+      EXPECT_EQ(events[i]["type"], "transcript.text.delta") << events[i];
+      joined += events[i]["delta"].get<std::string>();
+    }
+    EXPECT_EQ(events.back()["type"], "transcript.text.done");
+    EXPECT_EQ(events.back()["text"], joined);
+    EXPECT_EQ(joined, answer["text"].get<std::string>());
+  }
+}
+
 TEST(Server, FormFieldsReachTheEngine) {
   Server srv({});
   ASSERT_GT(srv.port(), 0);
@@ -201,7 +237,9 @@ TEST(Server, BadRequestsGetJsonErrorsNamingTheField) {
   expect(c.Post(path, Form("008.wav", {{"beam", "99"}})), 400, "", "beam must be in [1, 16]");
   expect(c.Post(path, Form("008.wav", {{"hotwords", "a,,b"}})), 400, "hotwords", "an empty word");
   expect(c.Post(path, Form("008.wav", {{"colour", "blue"}})), 400, "colour", "unknown form field");
-  expect(c.Post(path, Form("008.wav", {{"stream", "true"}})), 400, "stream", "not supported");
+  expect(c.Post(path, Form("008.wav", {{"stream", "yes"}})), 400, "stream", "not true or false");
+  expect(c.Post(path, Form("008.wav", {{"stream", "true"}, {"response_format", "srt"}})), 400,
+         "response_format", "stream=true sends text events");
   // what the client sent is quoted, shortened, and invalid UTF-8 in it does not break JSON
   expect(c.Post(path, Form("008.wav", {{"response_format", "\xff\xfe" + std::string(500, 'x')}})),
          400, "response_format", "is not json, text");

@@ -27,6 +27,7 @@
 #include "engine/model_impl.h"
 #include "engine/prefill.h"
 #include "engine/prompt.h"
+#include "engine/segments.h"
 #include "tern/tern.h"
 
 namespace tern {
@@ -335,6 +336,17 @@ TEST(TinyModel, HotwordsFavourTheWordsTheyName) {
   EXPECT_LE(other.wer(), none.wer() + 0.08);
 }
 
+// Runs a shell command; its stdout and stderr in *out, its exit code returned (-1: no exit).
+int RunCommand(const std::string& cmd, std::string* out) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  char buf[512];
+  out->clear();
+  while (std::fgets(buf, sizeof buf, p)) *out += buf;
+  const int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 // The CLI's --hotwords: comma-separated words, spaces around them dropped; bad values are
 // usage errors (exit 2) naming the option. Boost 3 here: at the default 2 this clip gets
 // "bedroom" but keeps "bag".
@@ -342,15 +354,7 @@ TEST(TinyModel, HotwordsFromTheCommandLine) {
   const std::string tern = std::string(TERN_BINARY) + " transcribe --model " +
                            std::string(TERN_SOURCE_DIR) + "/models/tiny-en -t 1 " + kDataDir +
                            "/008.wav";
-  auto run = [](const std::string& cmd, std::string* out) {
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    if (!p) return -1;
-    char buf[512];
-    out->clear();
-    while (std::fgets(buf, sizeof buf, p)) *out += buf;
-    const int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  };
+  const auto& run = RunCommand;
   std::string plain, hinted, err;
   ASSERT_EQ(run(tern, &plain), 0);
   ASSERT_EQ(run(tern + " --hotwords ' ticket ,bedroom ' --hotword-boost 3", &hinted), 0) << hinted;
@@ -363,6 +367,71 @@ TEST(TinyModel, HotwordsFromTheCommandLine) {
   EXPECT_NE(err.find("--hotwords: an empty word"), std::string::npos) << err;
   EXPECT_EQ(run(tern + " --hotwords ticket --hotword-boost 30", &err), 2);
   EXPECT_NE(err.find("hotword boost must be in [0, 20]"), std::string::npos) << err;
+}
+
+// TranscribeOptions::on_text: the deltas join to the transcript byte for byte (its text less
+// leading and trailing blanks, as the writers show it), arrive while decoding goes (greedy:
+// several of them), and a callback that returns false cancels.
+TEST(TinyModel, StreamedTextJoinsToTheTranscript) {
+  auto model = LoadTiny();
+  ASSERT_TRUE(model);
+  Result<Audio> audio = LoadAudio(kDataDir + "/008.wav");
+  ASSERT_TRUE(audio.ok());
+  Session session(model, 2);
+  for (auto [beam, format] : {std::pair{1, PromptFormat::kText}, std::pair{1, PromptFormat::kJson},
+                              std::pair{3, PromptFormat::kText}}) {
+    SCOPED_TRACE(::testing::Message() << "beam " << beam << " json " << (format == PromptFormat::kJson));
+    TranscribeOptions opt;
+    opt.format = format;
+    opt.decoding.beam = beam;
+    std::vector<std::string> deltas;
+    size_t tokens_when_first = 0;
+    opt.on_text = [&](std::string_view d) {
+      deltas.emplace_back(d);
+      return true;
+    };
+    opt.on_progress = [&](double) {  // how far decoding was when the first delta came
+      if (deltas.empty()) ++tokens_when_first;
+      return true;
+    };
+    Result<Transcript> t = session.Transcribe(*audio, opt);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    ASSERT_FALSE(t->text.empty());
+    std::string joined;
+    for (const std::string& d : deltas) {
+      EXPECT_FALSE(d.empty());
+      joined += d;
+    }
+    EXPECT_EQ(joined, engine::TrimText(t->text));
+    if (beam == 1) {
+      EXPECT_GE(deltas.size(), 3u) << t->text;
+      EXPECT_LT(tokens_when_first, t->token_ids.size());  // not all at the end
+    }
+  }
+  TranscribeOptions stop;
+  int calls = 0;
+  stop.on_text = [&calls](std::string_view) { return ++calls < 2; };
+  Result<Transcript> t = session.Transcribe(*audio, stop);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), ErrorCode::kCancelled) << t.status().ToString();
+  EXPECT_EQ(calls, 2);
+}
+
+// tern transcribe --stream prints what the txt writer prints, file after file, and refuses
+// destinations other than stdout's plain text (a usage error, exit 2).
+TEST(TinyModel, StreamFromTheCommandLine) {
+  const std::string tern = std::string(TERN_BINARY) + " transcribe --model " +
+                           std::string(TERN_SOURCE_DIR) + "/models/tiny-en -t 1 -q " + kDataDir +
+                           "/008.wav " + kDataDir + "/003.wav";
+  std::string plain, streamed, err;
+  ASSERT_EQ(RunCommand(tern, &plain), 0) << plain;
+  ASSERT_EQ(RunCommand(tern + " --stream", &streamed), 0) << streamed;
+  EXPECT_EQ(streamed, plain);
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), '\n'), 2) << plain;
+  for (const char* bad : {" -o /dev/null", " --output-format srt", " --output-dir /tmp"}) {
+    EXPECT_EQ(RunCommand(tern + " --stream" + bad, &err), 2) << bad;
+    EXPECT_NE(err.find("--stream prints plain text to stdout"), std::string::npos) << err;
+  }
 }
 
 // Audio longer than the decoder's context holds (with this --max-tokens) goes in pieces, cut
@@ -403,8 +472,14 @@ TEST(TinyModel, LongAudioGoesInPiecesCutInThePauses) {
   const int64_t text = static_cast<int64_t>(probe->prompt_token_ids.size()) -
                        static_cast<int64_t>((all.samples.size() + 3199) / 3200);
   opt.decoding.max_tokens = static_cast<int>(model->info().context - text - 4 - 32);
+  std::string streamed;  // the pieces' texts trimmed and joined as Transcript::text is
+  opt.on_text = [&streamed](std::string_view d) {
+    streamed += d;
+    return true;
+  };
   Result<Transcript> whole = session.Transcribe(all, opt);
   ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_EQ(streamed, whole->text);
   ASSERT_GE(whole->pieces.size(), 8u);
   double rms = 0;
   for (float v : all.samples) rms += static_cast<double>(v) * v;

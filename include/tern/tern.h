@@ -148,6 +148,13 @@ struct TranscribeOptions {
   double chunk_seconds = 0;
   // Called with the fraction of work done (0..1); return false to cancel.
   std::function<bool(double)> on_progress;
+  // Called with the transcript's text as it is decoded, a delta at a time (from the thread
+  // that called Transcribe): the deltas concatenate byte for byte to Transcript::text
+  // without its leading and trailing blanks (the text the txt and json writers show), each
+  // but the last ends at a UTF-8 character boundary, and each token's text arrives once the
+  // next token is decoded. Beam search sends its text whole at the end; with
+  // PromptFormat::kJson the text is the model's JSON as written. Return false to cancel.
+  std::function<bool(std::string_view delta)> on_text;
   const std::atomic<bool>* cancel = nullptr;
 
   Status Validate() const;

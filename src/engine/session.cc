@@ -15,6 +15,7 @@
 #include "engine/repetition.h"
 #include "engine/sampler.h"
 #include "engine/segments.h"
+#include "engine/text_stream.h"
 #include "runtime/thread_pool.h"
 
 namespace tern {
@@ -29,10 +30,12 @@ struct Session::Impl {
 
   const Model::Impl& m() const { return model->impl(); }
 
-  // `bias`: options.decoding.hotwords as token sequences, built once per call.
+  // `bias`: options.decoding.hotwords as token sequences, built once per call. `stream`:
+  // where the text goes as it is decoded (null without TranscribeOptions::on_text).
   Result<Transcript> TranscribeWhole(const float* x, int64_t n, const std::string& name,
                                      const TranscribeOptions& options,
-                                     const engine::HotwordBias& bias);
+                                     const engine::HotwordBias& bias,
+                                     engine::TextStream* stream);
   Result<int64_t> MaxPieceSamples(int64_t n, const TranscribeOptions& options) const;
 
   // The prompt head whose rows the state holds first (see StateFor).
@@ -87,11 +90,46 @@ std::optional<std::span<const int32_t>> Content(std::span<const int32_t> g,
   return g.subspan(engine::StripAssistantHeader(tok, special, g).begin);
 }
 
+// Sends the reply's content to a TextStream as decoding goes, one token behind: the last
+// token may be a stop token, which the transcript drops (StripAssistantHeader), so a token
+// is sent once another follows it, and Finish sends the rest of the final content range.
+// The content starts where Content() says, which is where StripAssistantHeader starts it.
+class ContentStreamer {
+ public:
+  ContentStreamer(engine::TextStream* stream, const text::Tokenizer& tok,
+                  const text::SpecialTokens& special)
+      : stream_(stream), tok_(tok), special_(special) {}
+
+  // After each generated token; false once the stream's callback has asked to stop.
+  bool Step(std::span<const int32_t> g) {
+    if (stream_ == nullptr) return true;
+    const auto content = Content(g, tok_, special_);
+    if (!content) return true;
+    std::string bytes;
+    for (; sent_ + 1 < content->size(); ++sent_) bytes.append(tok_.Piece((*content)[sent_]));
+    return stream_->Append(bytes);
+  }
+  // The transcript's tokens and content range, once decoding is over.
+  bool Finish(std::span<const int32_t> g, const engine::ContentRange& r) {
+    if (stream_ == nullptr) return true;
+    std::string bytes;
+    for (size_t i = r.begin + sent_; i < r.end; ++i) bytes.append(tok_.Piece(g[i]));
+    return stream_->Append(bytes) && stream_->EndPiece();
+  }
+
+ private:
+  engine::TextStream* stream_;
+  const text::Tokenizer& tok_;
+  const text::SpecialTokens& special_;
+  size_t sent_ = 0;  // content tokens sent
+};
+
 // Greedy or sampled decoding, one token at a time.
 Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
                               std::vector<float> logits, int32_t pos,
                               const text::Tokenizer& tokenizer, const text::SpecialTokens& special,
-                              const engine::HotwordBias& bias, const TranscribeOptions& o) {
+                              const engine::HotwordBias& bias, const TranscribeOptions& o,
+                              ContentStreamer& streamer) {
   const DecodingOptions& d = o.decoding;
   engine::Sampler sampler(d);
   Decoded out;
@@ -124,6 +162,8 @@ Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
     if (i + 1 == d.max_tokens) break;
     if (o.on_progress && !o.on_progress(0.5 + 0.5 * (i + 1) / static_cast<double>(d.max_tokens)))
       return CancelledError("transcription cancelled by the progress callback");
+    if (!streamer.Step(out.tokens))
+      return CancelledError("transcription cancelled by the text callback");
     TERN_RETURN_IF_ERROR(state.Step(tok, pos++, pool, &logits));
   }
   return out;
@@ -246,7 +286,8 @@ Result<Features> Session::Encode(const Audio& audio) {
 Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
                                                   const std::string& name,
                                                   const TranscribeOptions& options,
-                                                  const engine::HotwordBias& bias) {
+                                                  const engine::HotwordBias& bias,
+                                                  engine::TextStream* stream) {
   const Model::Impl& m = this->m();
   Timer wall;
   Transcript t;
@@ -301,9 +342,12 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
   const int32_t pos = static_cast<int32_t>(prompt.tokens.size());
 
   timer.Reset();
+  // Beam search changes its mind until the end: its text goes out whole, at Finish.
+  ContentStreamer streamer(stream, *m.tokenizer, m.special);
   Result<Decoded> dec = options.decoding.beam > 1
       ? DecodeBeam(st, pool, logits, pos, *m.tokenizer, m.special, bias, options)
-      : DecodeSampled(st, pool, std::move(logits), pos, *m.tokenizer, m.special, bias, options);
+      : DecodeSampled(st, pool, std::move(logits), pos, *m.tokenizer, m.special, bias, options,
+                      streamer);
   if (!dec.ok()) return dec.status();
   t.metrics.decode_ms = timer.ElapsedMs();
   t.metrics.decode_tokens = static_cast<int64_t>(dec->tokens.size());
@@ -320,6 +364,8 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
   // 4. Text: drop the model's own "<|im_start|>assistant\n" and the stop token.
   const engine::ContentRange r = engine::StripAssistantHeader(*m.tokenizer, m.special, t.token_ids);
   t.text = m.tokenizer->Decode(std::span<const int32_t>(t.token_ids).subspan(r.begin, r.end - r.begin));
+  if (!streamer.Finish(t.token_ids, r))
+    return CancelledError("transcription cancelled by the text callback");
   t.structured = engine::ParseJsonSegments(t.text, &t.segments);
   if (!t.structured) t.segments = {Segment{0.0, t.duration_s, -1, t.text}};
   if (options.on_progress) options.on_progress(1.0);
@@ -399,9 +445,12 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
                         engine::HotwordBias::FromWords(*impl_->m().tokenizer,
                                                        options.decoding.hotwords,
                                                        options.decoding.hotword_boost));
+  std::optional<engine::TextStream> stream;
+  if (options.on_text) stream.emplace(options.on_text);
+  engine::TextStream* text_stream = stream ? &*stream : nullptr;
   if (n <= *max_len) {
     Result<Transcript> t =
-        impl_->TranscribeWhole(audio.samples.data(), n, audio.name, options, bias);
+        impl_->TranscribeWhole(audio.samples.data(), n, audio.name, options, bias, text_stream);
     if (t.ok()) ShiftToSource(audio.offset_s, &*t);
     return t;
   }
@@ -426,7 +475,7 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
     }
     const std::string name = audio.name + " " + engine::PieceLabel(t0, t1);  // for errors
     Result<Transcript> part =
-        impl_->TranscribeWhole(audio.samples.data() + b, e - b, name, o, bias);
+        impl_->TranscribeWhole(audio.samples.data() + b, e - b, name, o, bias, text_stream);
     if (!part.ok()) return part.status();
     engine::AppendPiece(*part, t0, t1, &all);
   }

@@ -81,6 +81,43 @@ const char* ContentType(OutputFormat f) {
   }
 }
 
+// One server-sent event: "data: <json>\n\n" (deltas may end inside a character the model
+// never finished: invalid UTF-8 is replaced, never thrown on).
+std::string Event(const nlohmann::json& j) {
+  return "data: " + j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n\n";
+}
+
+// stream=true: OpenAI's streaming transcription events, one transcript.text.delta per piece
+// of text as the model decodes it, then transcript.text.done with the whole text (the
+// deltas joined), or an error event if the transcription fails after the stream began. A
+// client that goes away cancels the transcription at its next delta.
+void Stream(httplib::Response& res, SessionPool::Lease lease, Audio audio, TranscribeOptions options) {
+  struct Job {
+    SessionPool::Lease lease;
+    Audio audio;
+    TranscribeOptions options;
+  };
+  auto job = std::make_shared<Job>(Job{std::move(lease), std::move(audio), std::move(options)});
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider("text/event-stream", [job](size_t, httplib::DataSink& sink) {
+    std::string text;
+    job->options.on_text = [&](std::string_view d) {
+      text.append(d);
+      const std::string e = Event({{"type", "transcript.text.delta"}, {"delta", d}});
+      return sink.write(e.data(), e.size());
+    };
+    Result<Transcript> t = (*job->lease).Transcribe(job->audio, job->options);
+    if (!t.ok() && t.status().code() == ErrorCode::kCancelled) return false;  // client gone
+    const std::string e =
+        t.ok() ? Event({{"type", "transcript.text.done"}, {"text", text}})
+               : Event({{"type", "error"},
+                        {"error", {{"message", t.status().message()}, {"type", "server_error"}}}});
+    if (!sink.write(e.data(), e.size())) return false;
+    sink.done();
+    return true;
+  });
+}
+
 }  // namespace
 
 Result<TranscriptionRequest> ParseTranscriptionForm(const httplib::Request& req,
@@ -106,7 +143,9 @@ Result<TranscriptionRequest> ParseTranscriptionForm(const httplib::Request& req,
         name == "chunking_strategy") {
       continue;  // OpenAI's, with nothing to change here
     } else if (name == "stream") {
-      if (v != "false") return InvalidArgumentError("form field 'stream': streaming is not supported");
+      if (v == "true") r.stream = true;
+      else if (v != "false")
+        return InvalidArgumentError("form field 'stream': '%.40s' is not true or false", v.c_str());
     } else if (name == "response_format") {
       if (v == "json") r.format = OutputFormat::kJson;
       else if (v == "text") r.format = OutputFormat::kTxt;
@@ -140,6 +179,11 @@ Result<TranscriptionRequest> ParseTranscriptionForm(const httplib::Request& req,
     } else {
       return InvalidArgumentError("unknown form field '%.64s'", name.c_str());
     }
+  }
+  if (r.stream && r.format != OutputFormat::kJson && r.format != OutputFormat::kTxt) {
+    *field = "response_format";
+    return InvalidArgumentError("form field 'response_format': stream=true sends text events; "
+                                "ask for json or text");
   }
   field->clear();  // the option checks below name their value themselves
   TERN_RETURN_IF_ERROR(r.options.Validate());
@@ -185,6 +229,7 @@ void InstallRoutes(httplib::Server& server, const ServerConfig& config, SessionP
     if (!audio.ok()) return SendError(res, audio.status(), "file");
     Result<SessionPool::Lease> lease = pool.Acquire();
     if (!lease.ok()) return SendJsonError(res, 503, lease.status().message(), "");
+    if (r->stream) return Stream(res, std::move(*lease), std::move(*audio), r->options);
     Result<Transcript> t = (**lease).Transcribe(*audio, r->options);
     if (!t.ok()) return SendError(res, t.status());
     res.set_content(FormatTranscript(*t, r->format, r->format_options), ContentType(r->format));

@@ -5,9 +5,12 @@
 //        (json | text | srt | vtt | verbose_json; default json), prompt (folded into the
 //        prompt as context), temperature, and tern's own: hotwords (comma-separated),
 //        hotword_boost, beam, max_tokens, prompt_format (text | json), max_cue_chars.
-//        model, language, timestamp_granularities[], include[], chunking_strategy and
-//        stream=false are accepted and ignored (one model is loaded; it detects the
-//        language; times come per segment); stream=true and unknown fields are errors.
+//        model, language, timestamp_granularities[], include[] and chunking_strategy are
+//        accepted and ignored (one model is loaded; it detects the language; times come per
+//        segment); unknown fields are errors. stream=true (with response_format json or
+//        text) answers with server-sent events as OpenAI's streaming transcriptions do:
+//        data: {"type":"transcript.text.delta","delta":...} as the text is decoded, then
+//        data: {"type":"transcript.text.done","text":...} (or {"type":"error",...}).
 // Errors are JSON, {"error": {"message", "type", "param", "code"}}: 400 for a bad request
 // (the message and param name the field, or the audio's problem), 413 for audio over the
 // length limit or a body over --max-upload-mb, 401 without the --api-key (when one is set;
@@ -36,6 +39,7 @@ struct TranscriptionRequest {
   std::string file_name;
   const std::string* audio = nullptr;  // the uploaded bytes (owned by the httplib request)
   OutputFormat format = OutputFormat::kJson;
+  bool stream = false;  // server-sent events as the text is decoded
   FormatOptions format_options;
   TranscribeOptions options;
 };

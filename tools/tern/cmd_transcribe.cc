@@ -32,6 +32,7 @@ struct Flags {
   std::string dump_features;
   bool metrics = false;
   bool quiet = false;
+  bool stream = false;
   std::vector<std::string> inputs;
 };
 
@@ -82,8 +83,8 @@ Result<Audio> ReadInput(const std::string& input, const AudioOptions& options) {
 }
 
 // One input: audio, features if asked, transcript to its destination, metrics.
-Status TranscribeOne(Flags& f, const std::string& input,
-                     const std::vector<OutputFormat>& formats, Session& session, double load_ms) {
+Status TranscribeOne(Flags& f, const std::string& input, std::vector<OutputFormat> formats,
+                     Session& session, double load_ms) {
   const std::string name = input == "-" ? "stdin" : input;
   TERN_ASSIGN_OR_RETURN(Audio audio, ReadInput(input, f.audio));
   if (!f.quiet && audio.duration_s() > 30.0) {
@@ -101,10 +102,24 @@ Status TranscribeOne(Flags& f, const std::string& input,
                             feats.data.size() * sizeof(float));
     TERN_RETURN_IF_ERROR(WriteFile(f.dump_features, bytes));
   }
+  // --stream: the text to stdout as it is decoded (what the txt writer would print, less
+  // its final newline, which follows at the end).
+  if (f.stream) {
+    f.transcribe.on_text = [](std::string_view d) {
+      std::fwrite(d.data(), 1, d.size(), stdout);
+      std::fflush(stdout);
+      return true;
+    };
+  }
   Result<Transcript> t = session.Transcribe(audio, f.transcribe);
+  if (f.stream) {
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+  }
   if (!t.ok()) return t.status().WithPrefix(name);
   for (const std::string& w : t->warnings)
     std::fprintf(stderr, "tern: warning: %s: %s\n", name.c_str(), w.c_str());
+  if (f.stream) formats.clear();  // the text is out already
   for (const OutputFormat format : formats) {
     const std::string text = FormatTranscript(*t, format, f.format_options);
     if (!f.output_dir.empty()) {
@@ -151,6 +166,10 @@ Status Run(Flags& f) {
     formats.push_back(format);
     b = e + 1;
   }
+  if (f.stream && (!f.output_file.empty() || !f.output_dir.empty() ||
+                   formats != std::vector<OutputFormat>{OutputFormat::kTxt}))
+    return InvalidArgumentError("--stream prints plain text to stdout: it does not combine with "
+                                "-o, --output-dir or --output-format other than txt");
   // verbose_json carries each token's log-probability.
   f.transcribe.decoding.logprobs =
       std::count(formats.begin(), formats.end(), OutputFormat::kVerboseJson) > 0;
@@ -233,6 +252,7 @@ int CmdTranscribe(int argc, char** argv) {
   app.add_option("--duration", f.audio.duration_s, "transcribe at most this many seconds (0: to the end)");
   app.add_flag("--metrics", f.metrics, "print timings, RTF and peak memory to stderr");
   app.add_flag("-q,--quiet", f.quiet, "no progress on stderr");
+  app.add_flag("--stream", f.stream, "print the text to stdout as it is decoded (txt output only)");
   app.add_option("audio", f.inputs, "audio files (WAV, FLAC, OGG, MP3); - reads standard input")->required();
   try {
     app.parse(argc, argv);
