@@ -180,6 +180,18 @@ TEST(Server, StreamSendsTextEvents) {
     EXPECT_EQ(events.back()["text"], joined);
     EXPECT_EQ(joined, answer["text"].get<std::string>());
   }
+  // What the transcription itself refuses comes once the stream has begun: an error event
+  // of the type its HTTP status would have had (here 413: no room left for the audio).
+  auto e = c.Post("/v1/audio/transcriptions",
+                  Form("008.wav", {{"stream", "true"}, {"max_tokens", "100000"}}));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->status, 200);
+  ASSERT_EQ(e->body.rfind("data: ", 0), 0u) << e->body;
+  const nlohmann::json err = nlohmann::json::parse(e->body.substr(6));
+  EXPECT_EQ(err["type"], "error") << e->body;
+  EXPECT_EQ(err["error"]["type"], "invalid_request_error") << e->body;
+  EXPECT_NE(err["error"]["message"].get<std::string>().find("max-tokens"), std::string::npos)
+      << e->body;
 }
 
 TEST(Server, FormFieldsReachTheEngine) {

@@ -8,13 +8,17 @@
 namespace tern::server {
 namespace {
 
+// OpenAI's error type for an HTTP status.
+const char* ErrorType(int http) {
+  return http == 503 ? "server_busy"
+         : http == 401 ? "authentication_error"
+         : http < 500  ? "invalid_request_error"
+                       : "server_error";
+}
+
 void SendJsonError(httplib::Response& res, int http, const std::string& message,
                    const std::string& param) {
-  const char* type = http == 503   ? "server_busy"
-                     : http == 401 ? "authentication_error"
-                     : http < 500  ? "invalid_request_error"
-                                   : "server_error";
-  nlohmann::json err = {{"message", message}, {"type", type}, {"code", nullptr}};
+  nlohmann::json err = {{"message", message}, {"type", ErrorType(http)}, {"code", nullptr}};
   err["param"] = param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param);
   res.status = http;
   // messages may quote what the client sent: invalid UTF-8 is replaced, never thrown on
@@ -25,22 +29,22 @@ void SendJsonError(httplib::Response& res, int http, const std::string& message,
 
 // The HTTP status that fits a request's error: the request's fault (400), audio over the
 // length limit (413), else the server's (500).
-void SendError(httplib::Response& res, const Status& s, const std::string& param = "") {
-  int http = 500;
+int HttpStatus(const Status& s) {
   switch (s.code()) {
     case ErrorCode::kInvalidArgument:
     case ErrorCode::kNotFound:
     case ErrorCode::kFormat:
     case ErrorCode::kUnsupported:
-      http = 400;
-      break;
+      return 400;
     case ErrorCode::kResourceExhausted:
-      http = 413;
-      break;
+      return 413;
     default:
-      break;
+      return 500;
   }
-  SendJsonError(res, http, s.message(), param);
+}
+
+void SendError(httplib::Response& res, const Status& s, const std::string& param = "") {
+  SendJsonError(res, HttpStatus(s), s.message(), param);
 }
 
 // Equal strings, in a time that does not depend on where they first differ.
@@ -89,8 +93,10 @@ std::string Event(const nlohmann::json& j) {
 
 // stream=true: OpenAI's streaming transcription events, one transcript.text.delta per piece
 // of text as the model decodes it, then transcript.text.done with the whole text (the
-// deltas joined), or an error event if the transcription fails after the stream began. A
-// client that goes away cancels the transcription at its next delta.
+// deltas joined). The stream begins once the form and the audio are read, so what the
+// transcription itself refuses (audio too long for the context, say) arrives as an error
+// event of the type its HTTP status would have had. A client that goes away cancels the
+// transcription at its next delta.
 void Stream(httplib::Response& res, SessionPool::Lease lease, Audio audio, TranscribeOptions options) {
   struct Job {
     SessionPool::Lease lease;
@@ -111,7 +117,8 @@ void Stream(httplib::Response& res, SessionPool::Lease lease, Audio audio, Trans
     const std::string e =
         t.ok() ? Event({{"type", "transcript.text.done"}, {"text", text}})
                : Event({{"type", "error"},
-                        {"error", {{"message", t.status().message()}, {"type", "server_error"}}}});
+                        {"error", {{"message", t.status().message()},
+                                   {"type", ErrorType(HttpStatus(t.status()))}}}});
     if (!sink.write(e.data(), e.size())) return false;
     sink.done();
     return true;
