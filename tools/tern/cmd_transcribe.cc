@@ -83,8 +83,8 @@ Result<Audio> ReadInput(const std::string& input, const AudioOptions& options) {
 }
 
 // One input: audio, features if asked, transcript to its destination, metrics.
-Status TranscribeOne(Flags& f, const std::string& input, std::vector<OutputFormat> formats,
-                     Session& session, double load_ms) {
+Status TranscribeOne(Flags& f, const std::string& input,
+                     const std::vector<OutputFormat>& formats, Session& session, double load_ms) {
   const std::string name = input == "-" ? "stdin" : input;
   TERN_ASSIGN_OR_RETURN(Audio audio, ReadInput(input, f.audio));
   if (!f.quiet && audio.duration_s() > 30.0) {
@@ -103,23 +103,24 @@ Status TranscribeOne(Flags& f, const std::string& input, std::vector<OutputForma
     TERN_RETURN_IF_ERROR(WriteFile(f.dump_features, bytes));
   }
   // --stream: the text to stdout as it is decoded (what the txt writer would print, less
-  // its final newline, which follows at the end).
+  // its final newline, which follows at the end; `formats` is then empty).
+  bool streamed = false;
   if (f.stream) {
-    f.transcribe.on_text = [](std::string_view d) {
+    f.transcribe.on_text = [&streamed](std::string_view d) {
       std::fwrite(d.data(), 1, d.size(), stdout);
       std::fflush(stdout);
+      streamed = true;
       return true;
     };
   }
   Result<Transcript> t = session.Transcribe(audio, f.transcribe);
-  if (f.stream) {
+  if (f.stream && (t.ok() || streamed)) {
     std::fputc('\n', stdout);
     std::fflush(stdout);
   }
   if (!t.ok()) return t.status().WithPrefix(name);
   for (const std::string& w : t->warnings)
     std::fprintf(stderr, "tern: warning: %s: %s\n", name.c_str(), w.c_str());
-  if (f.stream) formats.clear();  // the text is out already
   for (const OutputFormat format : formats) {
     const std::string text = FormatTranscript(*t, format, f.format_options);
     if (!f.output_dir.empty()) {
@@ -170,6 +171,7 @@ Status Run(Flags& f) {
                    formats != std::vector<OutputFormat>{OutputFormat::kTxt}))
     return InvalidArgumentError("--stream prints plain text to stdout: it does not combine with "
                                 "-o, --output-dir or --output-format other than txt");
+  if (f.stream) formats.clear();  // no writer: the text goes out as it is decoded
   // verbose_json carries each token's log-probability.
   f.transcribe.decoding.logprobs =
       std::count(formats.begin(), formats.end(), OutputFormat::kVerboseJson) > 0;
