@@ -354,18 +354,17 @@ TEST(TinyModel, HotwordsFromTheCommandLine) {
   const std::string tern = std::string(TERN_BINARY) + " transcribe --model " +
                            std::string(TERN_SOURCE_DIR) + "/models/tiny-en -t 1 " + kDataDir +
                            "/008.wav";
-  const auto& run = RunCommand;
   std::string plain, hinted, err;
-  ASSERT_EQ(run(tern, &plain), 0);
-  ASSERT_EQ(run(tern + " --hotwords ' ticket ,bedroom ' --hotword-boost 3", &hinted), 0) << hinted;
+  ASSERT_EQ(RunCommand(tern, &plain), 0);
+  ASSERT_EQ(RunCommand(tern + " --hotwords ' ticket ,bedroom ' --hotword-boost 3", &hinted), 0) << hinted;
   EXPECT_EQ(hinted, "I left my ticket in the bedroom.\n") << "without hints: " << plain;
   EXPECT_NE(plain, hinted);
   std::string beam;  // beam search ranks by the boosted scores too
-  ASSERT_EQ(run(tern + " --beam 2 --hotwords ticket,bedroom --hotword-boost 3", &beam), 0);
+  ASSERT_EQ(RunCommand(tern + " --beam 2 --hotwords ticket,bedroom --hotword-boost 3", &beam), 0);
   EXPECT_EQ(beam, hinted);
-  EXPECT_EQ(run(tern + " --hotwords 'ticket,,bedroom'", &err), 2);
+  EXPECT_EQ(RunCommand(tern + " --hotwords 'ticket,,bedroom'", &err), 2);
   EXPECT_NE(err.find("--hotwords: an empty word"), std::string::npos) << err;
-  EXPECT_EQ(run(tern + " --hotwords ticket --hotword-boost 30", &err), 2);
+  EXPECT_EQ(RunCommand(tern + " --hotwords ticket --hotword-boost 30", &err), 2);
   EXPECT_NE(err.find("hotword boost must be in [0, 20]"), std::string::npos) << err;
 }
 
