@@ -55,6 +55,24 @@ enum class Round : uint8_t {
   kHalfAway,  // round half away from zero (roundf)
 };
 
+// What gemm_i8_i8_ep does with the sum s of weight row r and activation row j, instead of
+// storing it (the encoder's GEMMs whose sums are needed only through these):
+//   bounds (mn != null):   mn[r-r0] = min(mn[r-r0], s), mx[r-r0] = max(mx[r-r0], s)
+//                          (as i32_minmax; the bounds of the call's rows, from its r0)
+//   requant (q != null):   q[j*ldq + r] = the i32_requant_i8 byte of s (c, bias[r], inv,
+//                          mode, relu; bias may be null), indexed like acc in gemm_i8_i8
+// Exactly one of the two.
+struct I8Epilogue {
+  int32_t* mn = nullptr;
+  int32_t* mx = nullptr;
+  int8_t* q = nullptr;
+  int64_t ldq = 0;
+  float c = 0, inv = 0;
+  const float* bias = nullptr;
+  Round mode = Round::kHalfAway;
+  bool relu = false;
+};
+
 // For |v| <= 127, roundf(v) == truncate(v + copysign(kBelowHalf, v)) in float arithmetic,
 // kBelowHalf being the float below 0.5; SIMD requantization uses it (one add and a truncating
 // conversion). Why, for 0 <= v = n + f (n integer): if f >= 0.5 the exact sum is at least
@@ -96,6 +114,11 @@ struct KernelTable {
   void (*gemm_i8_i8)(const uint8_t* w, int64_t k, int64_t n_rows, int64_t r0, int64_t r1,
                      const int8_t* x, int64_t ldx, int64_t n, int32_t* acc, int64_t ldo);
   int64_t i8_row_align;
+  // gemm_i8_i8 with the encoder's epilogue fused: each sum leaves the registers only as
+  // `ep` asks (I8Epilogue). Null in tables without it: ops then run gemm_i8_i8 on a tile and
+  // apply i32_minmax / i32_requant_i8, which gives the same bytes.
+  void (*gemm_i8_i8_ep)(const uint8_t* w, int64_t k, int64_t n_rows, int64_t r0, int64_t r1,
+                        const int8_t* x, int64_t ldx, int64_t n, const I8Epilogue& ep);
   size_t (*i8_packed_bytes)(int64_t k, int64_t n_rows);
   void (*pack_i8)(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t* packed);
 

@@ -292,6 +292,52 @@ TEST(GemmI2sI8, DegenerateScalesGiveZerosNotNaN) {
 
 // ---- int8 x int8 ----------------------------------------------------------------------------
 
+// gemm_i8_i8_ep against the oracle's sums `want` (row stride ldo) folded / requantized by
+// the scalar entries: bounds of rows [r0, r1), and every requant variant (bias or none,
+// ReLU or not, both roundings) into a strided q whose other bytes must stay untouched.
+void CheckI8Epilogue(const KernelTable& t, const uint8_t* packed, int64_t k, int64_t nr,
+                     int64_t r0, int64_t r1, const int8_t* x, int64_t ldx, int64_t n,
+                     const std::vector<int32_t>& want, int64_t ldo) {
+  const int64_t rows = r1 - r0;
+  std::vector<int32_t> mn0(static_cast<size_t>(rows), 5), mx0(static_cast<size_t>(rows), -5);
+  std::vector<int32_t> mn1 = mn0, mx1 = mx0;
+  Scalar().i32_minmax(want.data() + r0, n, rows, ldo, mn0.data(), mx0.data());
+  I8Epilogue ep;
+  ep.mn = mn1.data();
+  ep.mx = mx1.data();
+  t.gemm_i8_i8_ep(packed, k, nr, r0, r1, x, ldx, n, ep);
+  ASSERT_EQ(mn1, mn0);
+  ASSERT_EQ(mx1, mx0);
+
+  std::vector<float> bias(static_cast<size_t>(nr));
+  for (int64_t r = 0; r < nr; ++r) bias[r] = static_cast<float>(r % 7) * 0.75f - 2.0f;
+  // Sums reach +-(127*128*k): y spans about +-4 and q clamps for the largest ones.
+  const float c = 1.0f / (1024.0f * static_cast<float>(k)), inv = 127.0f / 2.5f;
+  const int64_t ldq = nr + 3;
+  const float* no_bias = nullptr;
+  for (const float* b : {no_bias, static_cast<const float*>(bias.data())})
+    for (bool relu : {false, true})
+      for (Round mode : {Round::kHalfAway, Round::kHalfEven}) {
+        SCOPED_TRACE(::testing::Message() << "requant bias=" << (b != nullptr) << " relu=" << relu
+                                          << " even=" << (mode == Round::kHalfEven));
+        std::vector<int8_t> q0(static_cast<size_t>(n * ldq), 99), q1 = q0;
+        for (int64_t j = 0; j < n; ++j)
+          Scalar().i32_requant_i8(want.data() + j * ldo + r0, 1, rows, c,
+                                  b != nullptr ? b + r0 : nullptr, inv, mode, relu,
+                                  q0.data() + j * ldq + r0);
+        I8Epilogue rq;
+        rq.q = q1.data();
+        rq.ldq = ldq;
+        rq.c = c;
+        rq.inv = inv;
+        rq.bias = b;
+        rq.mode = mode;
+        rq.relu = relu;
+        t.gemm_i8_i8_ep(packed, k, nr, r0, r1, x, ldx, n, rq);
+        ASSERT_EQ(q1, q0);
+      }
+}
+
 void CheckI8(const std::vector<int8_t>& w, int64_t k, int64_t nr, const Guarded<int8_t>& xc,
              int64_t ldx, int64_t n) {
   Guarded<int8_t>& x = const_cast<Guarded<int8_t>&>(xc);
@@ -325,6 +371,8 @@ void CheckI8(const std::vector<int8_t>& w, int64_t k, int64_t nr, const Guarded<
           ASSERT_EQ(got[j * ldo + r], wv) << "r=" << r << " j=" << j;
         }
       }
+      if (t->gemm_i8_i8_ep != nullptr)
+        CheckI8Epilogue(*t, packed->as<uint8_t>(), k, nr, r0, r1, x.data(), ldx, n, want, ldo);
     }
   }
 }

@@ -42,26 +42,88 @@ Cols DenseCols(const int8_t* q, int64_t n, int64_t k) {
 
 // int32 products of weight rows [r0, r1) with columns [t0, t1); column t's row block
 // lands at acc + (t - t0) * ldo + r (absolute row index, as the kernel defines it).
+// The run of columns from t (below t1) that sit at one stride: its first column *p, the
+// stride *ld, and its end *e.
+void ColSegment(const Cols& cols, int64_t t, int64_t t1, const int8_t** p, int64_t* ld,
+                int64_t* e) {
+  if (t >= cols.mid_b && t < cols.mid_e) {
+    *e = std::min(t1, cols.mid_e);
+    *p = cols.mid + (t - cols.mid_b) * cols.mid_ld;
+    *ld = cols.mid_ld;
+  } else if (t < cols.mid_b) {
+    *e = std::min(t1, cols.mid_b);
+    *p = cols.edge + t * cols.k;
+    *ld = cols.k;
+  } else {
+    *e = t1;
+    *p = cols.edge + (cols.mid_b + t - cols.mid_e) * cols.k;
+    *ld = cols.k;
+  }
+}
+
 void GemmTile(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& cols,
               int64_t t0, int64_t t1, int64_t r0, int64_t r1, int32_t* acc, int64_t ldo) {
   int64_t t = t0;
   while (t < t1) {
     const int8_t* p;
     int64_t ld, e;
-    if (t >= cols.mid_b && t < cols.mid_e) {
-      e = std::min(t1, cols.mid_e);
-      p = cols.mid + (t - cols.mid_b) * cols.mid_ld;
-      ld = cols.mid_ld;
-    } else if (t < cols.mid_b) {
-      e = std::min(t1, cols.mid_b);
-      p = cols.edge + t * cols.k;
-      ld = cols.k;
-    } else {
-      e = t1;
-      p = cols.edge + (cols.mid_b + t - cols.mid_e) * cols.k;
-      ld = cols.k;
-    }
+    ColSegment(cols, t, t1, &p, &ld, &e);
     kt.gemm_i8_i8(w.packed.data(), w.k, w.n, r0, r1, p, ld, e - t, acc + (t - t0) * ldo, ldo);
+    t = e;
+  }
+}
+
+// Where a product tile's sums go, in the columns' terms: column t of [t0, t1) at
+// acc + (t - t0) * ldo and q + (t - t0) * ldq, rows absolute; bounds cover the rows from r0.
+// Requant (alone) rounds half away from zero (spec 3.4).
+struct TileOut {
+  int32_t* acc = nullptr;  // store the sums (else `tile` is scratch for them, (t1-t0) x ldo)
+  int32_t* tile = nullptr;
+  int64_t ldo = 0;
+  RowBounds* bounds = nullptr;  // fold them
+  int8_t* q = nullptr;          // requantize them
+  int64_t ldq = 0;
+  float c = 0, inv = 0;
+  const float* bias = nullptr;
+  bool relu = false;
+};
+
+// One product tile. Sums needed only as bounds or as int8 go through the kernel's fused
+// epilogue where the ISA has one; otherwise (or when they are stored anyway: the kernel's
+// store, then one i32_minmax pass over the L1-resident tile, measured faster than folding
+// in the epilogue) through gemm_i8_i8 and the separate entries. Same bytes either way.
+void GemmTileOut(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& cols,
+                 int64_t t0, int64_t t1, int64_t r0, int64_t r1, const TileOut& o) {
+  TERN_CHECK((o.bounds != nullptr) != (o.q != nullptr));
+  if (kt.gemm_i8_i8_ep == nullptr || o.acc != nullptr) {
+    int32_t* acc = o.acc != nullptr ? o.acc : o.tile;
+    GemmTile(kt, w, cols, t0, t1, r0, r1, acc, o.ldo);
+    if (o.bounds != nullptr) o.bounds->Fold(kt, acc + r0, t1 - t0, o.ldo);
+    if (o.q != nullptr)
+      for (int64_t t = 0; t < t1 - t0; ++t)
+        kt.i32_requant_i8(acc + t * o.ldo + r0, 1, r1 - r0, o.c, o.bias ? o.bias + r0 : nullptr,
+                          o.inv, kernels::Round::kHalfAway, o.relu, o.q + t * o.ldq + r0);
+    return;
+  }
+  kernels::I8Epilogue ep;
+  if (o.bounds != nullptr) {
+    ep.mn = o.bounds->mn();
+    ep.mx = o.bounds->mx();
+  }
+  ep.ldq = o.ldq;
+  ep.c = o.c;
+  ep.inv = o.inv;
+  ep.bias = o.bias;
+  ep.mode = kernels::Round::kHalfAway;
+  ep.relu = o.relu;
+  // Column segments as GemmTile walks them (windows into x, or the edge copies).
+  int64_t t = t0;
+  while (t < t1) {
+    const int8_t* p;
+    int64_t ld, e;
+    ColSegment(cols, t, t1, &p, &ld, &e);
+    if (o.q != nullptr) ep.q = o.q + (t - t0) * o.ldq;
+    kt.gemm_i8_i8_ep(w.packed.data(), w.k, w.n, r0, r1, p, ld, e - t, ep);
     t = e;
   }
 }
@@ -84,10 +146,12 @@ float GemmBias(ThreadPool& pool, const I8sMatrix& w, const Cols& cols, float c,
     else ThreadPool::Split(N, align, tid, nth_, &r_b, &r_e);
     if (t_b >= t_e || r_b >= r_e) return;
     RowBounds bounds(r_e - r_b);
+    TileOut o;
+    o.ldo = N;
+    o.bounds = &bounds;
     for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock) {
-      const int64_t t1 = std::min(t_e, t0 + kTokenBlock);
-      GemmTile(kt, w, cols, t0, t1, r_b, r_e, acc + t0 * N, N);
-      bounds.Fold(kt, acc + t0 * N + r_b, t1 - t0, N);
+      o.acc = acc + t0 * N;
+      GemmTileOut(kt, w, cols, t0, std::min(t_e, t0 + kTokenBlock), r_b, r_e, o);
     }
     gmax.Update(bounds.AbsMax(kt, c, bias ? bias + r_b : nullptr));
   });
@@ -270,13 +334,13 @@ void MlpReluI8s(ThreadPool& pool, const I8sMatrix& w1, const float* b1, const I8
   pool.Run([&](int tid, int nth) {
     int64_t t_b, t_e;
     ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
-    auto* tile = reinterpret_cast<int32_t*>(per_thread + pt_bytes * tid);
     RowBounds bounds(H);
-    for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock) {
-      const int64_t t1 = std::min(t_e, t0 + kTokenBlock);
-      GemmTile(kt, w1, xcols, t0, t1, 0, H, tile, H);
-      bounds.Fold(kt, tile, t1 - t0, H);
-    }
+    TileOut o;
+    o.bounds = &bounds;
+    o.tile = reinterpret_cast<int32_t*>(per_thread + pt_bytes * tid);
+    o.ldo = H;
+    for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock)
+      GemmTileOut(kt, w1, xcols, t0, std::min(t_e, t0 + kTokenBlock), 0, H, o);
     g1max.Update(bounds.AbsMax(kt, c1, b1));
   });
   const float g1 = g1max.Get();
@@ -288,16 +352,25 @@ void MlpReluI8s(ThreadPool& pool, const I8sMatrix& w1, const float* b1, const I8
   pool.Run([&](int tid, int nth) {
     int64_t t_b, t_e;
     ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
-    auto* tile = reinterpret_cast<int32_t*>(per_thread + pt_bytes * tid);
     int8_t* q1 = reinterpret_cast<int8_t*>(per_thread + pt_bytes * tid + tile_bytes);
     RowBounds bounds(C);
+    TileOut hidden;  // W1's sums straight to int8 (ReLU)
+    hidden.q = q1;
+    hidden.ldq = H;
+    hidden.c = c1;
+    hidden.inv = inv1;
+    hidden.bias = b1;
+    hidden.relu = true;
+    hidden.tile = reinterpret_cast<int32_t*>(per_thread + pt_bytes * tid);
+    hidden.ldo = H;
+    TileOut sums;  // W2's sums, kept for the output's requant
+    sums.bounds = &bounds;
+    sums.ldo = C;
     for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock) {
       const int64_t t1 = std::min(t_e, t0 + kTokenBlock), nt = t1 - t0;
-      GemmTile(kt, w1, xcols, t0, t1, 0, H, tile, H);
-      kt.i32_requant_i8(tile, nt, H, c1, b1, inv1, kernels::Round::kHalfAway, /*relu=*/true,
-                        q1);
-      GemmTile(kt, w2, DenseCols(q1, nt, H), 0, nt, 0, C, acc2 + t0 * C, C);
-      bounds.Fold(kt, acc2 + t0 * C, nt, C);
+      GemmTileOut(kt, w1, xcols, t0, t1, 0, H, hidden);
+      sums.acc = acc2 + t0 * C;
+      GemmTileOut(kt, w2, DenseCols(q1, nt, H), 0, nt, 0, C, sums);
     }
     g2max.Update(bounds.AbsMax(kt, c2, b2));
   });

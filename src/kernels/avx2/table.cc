@@ -13,6 +13,7 @@ const KernelTable kAvx2Table = {
     .pack_i2s = avx2::PackI2s,
     .gemm_i8_i8 = avx2::GemmI8I8,
     .i8_row_align = 16,
+    .gemm_i8_i8_ep = nullptr,
     .i8_packed_bytes = avx2::I8PackedBytes,
     .pack_i8 = avx2::PackI8,
     .gemm_f16_f32 = avx2::GemmF16F32,

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "kernels/avx512/impl.h"
+#include "kernels/avx512/requant.h"
 #include "kernels/packing.h"
 #include "kernels/unroll.h"
 
@@ -38,12 +39,76 @@ int32_t RowSum(const int8_t* x, int64_t k) {
   return _mm512_reduce_add_epi32(acc);
 }
 
+// Tile epilogues: what becomes of the corrected sums of one row group g (16 rows, lanes past
+// the matrix masked off) for the tile's RX activation rows. Tile(j, r) rebases a call's
+// epilogue to the tile at activation row j, weight row r (kernels.h, I8Epilogue).
+struct StoreEp {
+  int32_t* acc;
+  int64_t ldo;
+  StoreEp Tile(int64_t j, int64_t r) const { return {acc + j * ldo + r, ldo}; }
+  template <int RX>
+  void Put(int g, const __m512i (&s)[RX], __mmask16 m) const {
+    TERN_UNROLL for (int j = 0; j < RX; ++j) {
+      _mm512_mask_storeu_epi32(acc + j * ldo + g * 16, m, s[j]);
+    }
+  }
+};
+
+// Per-row bounds folded in registers: the sums never reach memory.
+struct BoundsEp {
+  int32_t* mn;  // of row r0
+  int32_t* mx;
+  int64_t r0;
+  BoundsEp Tile(int64_t /*j*/, int64_t r) const { return {mn + (r - r0), mx + (r - r0), r}; }
+  template <int RX>
+  void Put(int g, const __m512i (&s)[RX], __mmask16 m) const {
+    __m512i lo = s[0], hi = s[0];
+    TERN_UNROLL for (int j = 1; j < RX; ++j) {
+      lo = _mm512_min_epi32(lo, s[j]);
+      hi = _mm512_max_epi32(hi, s[j]);
+    }
+    // Consecutive tiles fold into the same bounds: whole-vector accesses let the next
+    // tile's load forward from this store (a masked store does not forward).
+    int32_t* pn = mn + g * 16;
+    int32_t* px = mx + g * 16;
+    if (m == 0xffff) {
+      _mm512_storeu_si512(pn, _mm512_min_epi32(lo, _mm512_loadu_si512(pn)));
+      _mm512_storeu_si512(px, _mm512_max_epi32(hi, _mm512_loadu_si512(px)));
+    } else {
+      _mm512_mask_storeu_epi32(pn, m, _mm512_min_epi32(lo, _mm512_maskz_loadu_epi32(m, pn)));
+      _mm512_mask_storeu_epi32(px, m, _mm512_max_epi32(hi, _mm512_maskz_loadu_epi32(m, px)));
+    }
+  }
+};
+
+// The requant epilogue, y = (float)s * c (+ bias) then ScaleRoundI32, as I32RequantI8.
+template <Round kMode, bool kRelu>
+struct RequantEp {
+  const float* bias;  // may be null
+  float c, inv;
+  int8_t* q;
+  int64_t ldq;
+  RequantEp Tile(int64_t j, int64_t r) const {
+    return {bias != nullptr ? bias + r : nullptr, c, inv, q + j * ldq + r, ldq};
+  }
+  template <int RX>
+  void Put(int g, const __m512i (&s)[RX], __mmask16 m) const {
+    const __m512 vc = _mm512_set1_ps(c), vinv = _mm512_set1_ps(inv);
+    const __m512 b = bias != nullptr ? _mm512_maskz_loadu_ps(m, bias + g * 16) : __m512{};
+    TERN_UNROLL for (int j = 0; j < RX; ++j) {
+      __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(s[j]), vc);
+      if (bias != nullptr) y = _mm512_add_ps(y, b);
+      const __m512i v = ScaleRoundI32<kMode, kRelu>(y, vinv);
+      _mm_mask_storeu_epi8(q + j * ldq + g * 16, m, _mm512_cvtepi32_epi8(v));
+    }
+  }
+};
+
 // The quad body is a macro, not a lambda: even with the loops unrolled (TERN_UNROLL), a
 // lambda capturing the accumulators left gcc 12 copying them between registers every quad.
-template <int MG, int RX>
+template <int MG, int RX, class Ep>
 void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, int64_t ldx,
-            const int32_t* xsum, int32_t* out, int64_t ldo, int64_t rows_left,
-            const uint8_t* pf) {
+            const int32_t* xsum, const Ep& ep, int64_t rows_left, const uint8_t* pf) {
   __m512i acc[MG][RX];
   TERN_UNROLL for (int g = 0; g < MG; ++g)
     TERN_UNROLL for (int j = 0; j < RX; ++j) acc[g][j] = _mm512_setzero_si512();
@@ -77,53 +142,54 @@ void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, i
 #undef TERN_I8_QUAD
   TERN_UNROLL for (int g = 0; g < MG; ++g) {
     const int64_t left = rows_left - g * 16;
+    if (left <= 0) break;
     const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
-    TERN_UNROLL for (int j = 0; j < RX; ++j) {
-      const __m512i r = _mm512_sub_epi32(acc[g][j], _mm512_set1_epi32(xsum[j] * 128));
-      _mm512_mask_storeu_epi32(out + j * ldo + g * 16, m, r);
-    }
+    __m512i s[RX];
+    TERN_UNROLL for (int j = 0; j < RX; ++j)
+      s[j] = _mm512_sub_epi32(acc[g][j], _mm512_set1_epi32(xsum[j] * 128));
+    ep.Put(g, s, m);
   }
 }
-
-using TileFn = void (*)(const uint8_t*, int64_t, int64_t, const int8_t*, int64_t,
-                        const int32_t*, int32_t*, int64_t, int64_t, const uint8_t*);
 
 // 2 row groups x 8 activation rows: measured faster than 2 x 10 or 2 x 12 (gcc 12 spills).
 constexpr int kMaxRx = 8;
 
-template <int MG, int RX>
-constexpr TileFn Pick() {
-  if constexpr (MG * RX <= 24) {
-    return I8Tile<MG, RX>;
-  } else {
-    return nullptr;
+// The tile functions of one epilogue, by row groups (1, 2, 4) and activation rows (1-8).
+template <class Ep>
+struct Tiles {
+  using Fn = void (*)(const uint8_t*, int64_t, int64_t, const int8_t*, int64_t, const int32_t*,
+                      const Ep&, int64_t, const uint8_t*);
+  // A plain struct, not std::array: nothing with external linkage gets instantiated in this
+  // ISA-flagged TU (packing.h explains the hazard).
+  struct Row {
+    Fn fn[kMaxRx + 1];
+  };
+  template <int MG, int RX>
+  static constexpr Fn Pick() {
+    if constexpr (MG * RX <= 24) {
+      return I8Tile<MG, RX, Ep>;
+    } else {
+      return nullptr;
+    }
   }
-}
-
-// A plain struct, not std::array: nothing with external linkage gets instantiated in this
-// ISA-flagged TU (packing.h explains the hazard).
-struct TileRow {
-  TileFn fn[kMaxRx + 1];
+  template <int MG, int... RX>
+  static constexpr Row MakeRow(std::integer_sequence<int, RX...>) {
+    return {{nullptr, Pick<MG, RX + 1>()...}};
+  }
+  template <int MG>
+  static constexpr Row kRow = MakeRow<MG>(std::make_integer_sequence<int, kMaxRx>());
+  static Fn For(int mg, int rx) {
+    return mg == 4 ? kRow<4>.fn[rx] : mg == 2 ? kRow<2>.fn[rx] : kRow<1>.fn[rx];
+  }
 };
-template <int MG, int... RX>
-constexpr TileRow MakeRow(std::integer_sequence<int, RX...>) {
-  return {{nullptr, Pick<MG, RX + 1>()...}};
-}
-template <int MG>
-constexpr TileRow kRow = MakeRow<MG>(std::make_integer_sequence<int, kMaxRx>());
-
-TileFn TileFor(int mg, int rx) {
-  return mg == 4 ? kRow<4>.fn[rx] : mg == 2 ? kRow<2>.fn[rx] : kRow<1>.fn[rx];
-}
 
 // Activation rows are handled in chunks of about 256 KiB (L2-resident while the weight tiles
 // sweep them), at most kChunk rows so their sums fit a stack array.
 constexpr int64_t kChunk = 512;
 
-}  // namespace
-
-void GemmI8I8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64_t r1,
-              const int8_t* x, int64_t ldx, int64_t n, int32_t* acc, int64_t ldo) {
+template <class Ep>
+void Gemm(const uint8_t* w, int64_t k, int64_t r0, int64_t r1, const int8_t* x, int64_t ldx,
+          int64_t n, const Ep& ep) {
   const int64_t group_bytes = packing::kRowGroup * packing::I8K4(k);
   int32_t xsum[kChunk];
   const int64_t rows = packing::ChunkRows(k, kMaxRx);
@@ -144,14 +210,38 @@ void GemmI8I8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64
       const uint8_t* wr = w + r / packing::kRowGroup * group_bytes;
       for (int64_t j = 0; j < nj; j += kMaxRx) {
         const int rx = static_cast<int>(nj - j < kMaxRx ? nj - j : kMaxRx);
-        const TileFn fn = TileFor(mg, rx);
         const bool pf_next = prefetch && j == 0 && r + rows < r1;
         const uint8_t* pf = pf_next ? wr + mg * group_bytes : nullptr;  // no fault past the end
-        fn(wr, group_bytes, k, x + (j0 + j) * ldx, ldx, xsum + j, acc + (j0 + j) * ldo + r,
-           ldo, r1 - r, pf);
+        Tiles<Ep>::For(mg, rx)(wr, group_bytes, k, x + (j0 + j) * ldx, ldx, xsum + j,
+                               ep.Tile(j0 + j, r), r1 - r, pf);
       }
       r += rows;
     }
+  }
+}
+
+template <Round kMode, bool kRelu>
+void GemmRequant(const uint8_t* w, int64_t k, int64_t r0, int64_t r1, const int8_t* x,
+                 int64_t ldx, int64_t n, const I8Epilogue& ep) {
+  Gemm(w, k, r0, r1, x, ldx, n, RequantEp<kMode, kRelu>{ep.bias, ep.c, ep.inv, ep.q, ep.ldq});
+}
+
+}  // namespace
+
+void GemmI8I8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64_t r1,
+              const int8_t* x, int64_t ldx, int64_t n, int32_t* acc, int64_t ldo) {
+  Gemm(w, k, r0, r1, x, ldx, n, StoreEp{acc, ldo});
+}
+
+void GemmI8I8Ep(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64_t r1,
+                const int8_t* x, int64_t ldx, int64_t n, const I8Epilogue& ep) {
+  if (ep.q != nullptr) {
+    const bool even = ep.mode == Round::kHalfEven;
+    (ep.relu ? (even ? GemmRequant<Round::kHalfEven, true> : GemmRequant<Round::kHalfAway, true>)
+             : (even ? GemmRequant<Round::kHalfEven, false>
+                     : GemmRequant<Round::kHalfAway, false>))(w, k, r0, r1, x, ldx, n, ep);
+  } else {
+    Gemm(w, k, r0, r1, x, ldx, n, BoundsEp{ep.mn, ep.mx, r0});
   }
 }
 

@@ -7,4 +7,8 @@ namespace tern::kernels::avx512 {
 
 #include "kernels/isa_entry_points.inc"
 
+// gemm_i8_i8_ep (only this ISA fuses the epilogue; gemm_i8.cc).
+void GemmI8I8Ep(const uint8_t* w, int64_t k, int64_t n_rows, int64_t r0, int64_t r1,
+                const int8_t* x, int64_t ldx, int64_t n, const I8Epilogue& ep);
+
 }  // namespace tern::kernels::avx512

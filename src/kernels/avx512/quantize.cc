@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "kernels/avx512/impl.h"
+#include "kernels/avx512/requant.h"
 
 namespace tern::kernels::avx512 {
 namespace {
@@ -56,34 +57,13 @@ void QuantizeRowsI8(const float* x, int64_t rows, int64_t k, int64_t ldx, int8_t
 
 namespace {
 
-// Half-away: one add and a truncation (kBelowHalf in kernels.h says why it is exact).
-// kNonNegative: v >= +0 is known (after the ReLU clamp), so the sign needs no copying.
-template <Round kMode, bool kNonNegative = false>
-inline __m512i RoundToI32(__m512 v) {
-  if constexpr (kMode == Round::kHalfEven) {
-    return _mm512_cvtps_epi32(v);
-  } else if constexpr (kNonNegative) {
-    return _mm512_cvttps_epi32(_mm512_add_ps(v, _mm512_set1_ps(kBelowHalf)));
-  } else {
-    const __m512i sign =
-        _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(int32_t(0x80000000)));
-    const __m512 h = _mm512_castsi512_ps(
-        _mm512_or_si512(sign, _mm512_castps_si512(_mm512_set1_ps(kBelowHalf))));
-    return _mm512_cvttps_epi32(_mm512_add_ps(v, h));
-  }
-}
-
 // Requantizes n values that src(i, mask) yields 16 at a time (masked lanes zero), clamping
-// to [-127, 127], or to [0, 127] with kRelu (the ReLU of the rounded value: rounding is
-// monotone and maps [-0.5, 0] to 0 in both modes). vmaxps(v, +0) returns +0 for -0 and
-// NaN as well, so after the ReLU clamp every lane is >= +0.
+// to [-127, 127], or to [0, 127] with kRelu (requant.h).
 template <Round kMode, bool kRelu = false, typename Src>
 void Requant(int64_t n, float inv, Src src, int8_t* q) {
   const __m512 vinv = _mm512_set1_ps(inv);
-  const __m512 lo = _mm512_set1_ps(kRelu ? 0.0f : -127.0f), hi = _mm512_set1_ps(127.0f);
   auto round16 = [&](int64_t i, __mmask16 m) {
-    const __m512 v = _mm512_mul_ps(src(i, m), vinv);
-    return RoundToI32<kMode, kRelu>(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
+    return ScaleRoundI32<kMode, kRelu>(src(i, m), vinv);
   };
   // 64 values per step: two saturating packs (exact, |q| <= 127) leave dword 4L + s holding
   // values 4L..4L+3 of input vector s; one permute restores the order for a single store.

@@ -13,6 +13,7 @@ const KernelTable kAvx512Table = {
     .pack_i2s = avx512::PackI2s,
     .gemm_i8_i8 = avx512::GemmI8I8,
     .i8_row_align = 16,
+    .gemm_i8_i8_ep = avx512::GemmI8I8Ep,
     .i8_packed_bytes = avx512::I8PackedBytes,
     .pack_i8 = avx512::PackI8,
     .gemm_f16_f32 = avx512::GemmF16F32,

@@ -13,6 +13,7 @@ const KernelTable kScalarTable = {
     .pack_i2s = scalar::PackI2s,
     .gemm_i8_i8 = scalar::GemmI8I8,
     .i8_row_align = 1,
+    .gemm_i8_i8_ep = nullptr,
     .i8_packed_bytes = scalar::I8PackedBytes,
     .pack_i8 = scalar::PackI8,
     .gemm_f16_f32 = scalar::GemmF16F32,

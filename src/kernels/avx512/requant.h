@@ -1,0 +1,38 @@
+// AVX-512 requantization of 16 floats to int32 in [-127, 127]: shared by the requant entries
+// (quantize.cc) and the GEMM's fused epilogue (gemm_i8.cc), so both give the same bytes.
+#pragma once
+
+#include <immintrin.h>
+
+#include "kernels/kernels.h"
+
+namespace tern::kernels::avx512 {
+
+// Half-away: one add and a truncation (kBelowHalf in kernels.h says why it is exact).
+// kNonNegative: v >= +0 is known (after the ReLU clamp), so the sign needs no copying.
+template <Round kMode, bool kNonNegative = false>
+inline __m512i RoundToI32(__m512 v) {
+  if constexpr (kMode == Round::kHalfEven) {
+    return _mm512_cvtps_epi32(v);
+  } else if constexpr (kNonNegative) {
+    return _mm512_cvttps_epi32(_mm512_add_ps(v, _mm512_set1_ps(kBelowHalf)));
+  } else {
+    const __m512i sign =
+        _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(int32_t(0x80000000)));
+    const __m512 h = _mm512_castsi512_ps(
+        _mm512_or_si512(sign, _mm512_castps_si512(_mm512_set1_ps(kBelowHalf))));
+    return _mm512_cvttps_epi32(_mm512_add_ps(v, h));
+  }
+}
+
+// round(clamp(y * inv, -127, 127)), or clamped to [0, 127] with kRelu (the ReLU of the
+// rounded value: rounding is monotone and maps [-0.5, 0] to 0 in both modes). vmaxps(v, +0)
+// returns +0 for -0 and NaN as well, so after the ReLU clamp every lane is >= +0.
+template <Round kMode, bool kRelu>
+inline __m512i ScaleRoundI32(__m512 y, __m512 inv) {
+  const __m512 lo = _mm512_set1_ps(kRelu ? 0.0f : -127.0f), hi = _mm512_set1_ps(127.0f);
+  const __m512 v = _mm512_mul_ps(y, inv);
+  return RoundToI32<kMode, kRelu>(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
+}
+
+}  // namespace tern::kernels::avx512
