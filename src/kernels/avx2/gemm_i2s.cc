@@ -101,9 +101,9 @@ constexpr TileRow MakeRow(std::integer_sequence<int, RX...>) {
 template <int H>
 constexpr TileRow kRow = MakeRow<H>(std::make_integer_sequence<int, kMaxRx>());
 
-// The tile for `h` 8-row halves (1, 2 or 4) and `rx` activation rows.
+// The tile for `h` 8-row halves (1 or 2) and `rx` activation rows.
 TileFn TileFor(int h, int rx) {
-  return h == 4 ? kRow<4>.fn[rx] : h == 2 ? kRow<2>.fn[rx] : kRow<1>.fn[rx];
+  return h == 2 ? kRow<2>.fn[rx] : kRow<1>.fn[rx];
 }
 
 }  // namespace
@@ -112,9 +112,11 @@ void GemmI2sI8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int6
                float w_scale, const int8_t* q, int64_t ldq, const float* scale,
                const int32_t* sums, int64_t n, float* out, int64_t ldo) {
   const int64_t group_bytes = packing::kRowGroup * k / 4;
-  // Halves per tile: 4 for decode (n == 1), 2 for n <= 4, else 1 (then RX up to 6). A tile
-  // of 2 or 4 halves starts on a 16-row group; the tail goes one half at a time.
-  const int h_wide = n == 1 ? 4 : n <= 4 ? 2 : 1;
+  // Halves per tile: 2 for n <= 4, else 1 (then RX up to 6). A tile of 2 halves starts on a
+  // 16-row group; the tail goes one half at a time. Decode (n == 1) thus reads one group
+  // after another, one sequential stream (4 halves, two streams: measured 10-30% slower from
+  // DRAM, `tern bench kernels --isa avx2 --mode cold`).
+  const int h_wide = n <= 4 ? 2 : 1;
   // Activation rows in L2-sized chunks (packing::ChunkRows), each swept by every weight tile.
   const int64_t chunk = packing::ChunkRows(k, kMaxRx);
   for (int64_t j0 = 0; j0 < n; j0 += chunk) {

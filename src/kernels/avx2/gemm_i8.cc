@@ -93,7 +93,7 @@ template <int H>
 constexpr TileRow kRow = MakeRow<H>(std::make_integer_sequence<int, kMaxRx>());
 
 TileFn TileFor(int h, int rx) {
-  return h == 4 ? kRow<4>.fn[rx] : h == 2 ? kRow<2>.fn[rx] : kRow<1>.fn[rx];
+  return h == 2 ? kRow<2>.fn[rx] : kRow<1>.fn[rx];
 }
 
 }  // namespace
@@ -101,7 +101,8 @@ TileFn TileFor(int h, int rx) {
 void GemmI8I8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64_t r1,
               const int8_t* x, int64_t ldx, int64_t n, int32_t* acc, int64_t ldo) {
   const int64_t group_bytes = packing::kRowGroup * packing::I8K4(k);
-  const int h_wide = n == 1 ? 4 : n <= 4 ? 2 : 1;
+  // Halves per tile as GemmI2sI8 (gemm_i2s.cc): the GEMV head reads one sequential stream.
+  const int h_wide = n <= 4 ? 2 : 1;
   // Activation rows in L2-sized chunks (packing::ChunkRows), each swept by every weight tile.
   const int64_t chunk = packing::ChunkRows(k, kMaxRx);
   for (int64_t j0 = 0; j0 < n; j0 += chunk) {

@@ -132,7 +132,7 @@ void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, i
     if (pf != nullptr) {
       TERN_UNROLL for (int g = 0; g < MG; ++g)
         _mm_prefetch(reinterpret_cast<const char*>(pf + g * group_bytes + qd * 64), _MM_HINT_T0);
-    } else if (RX == 1) {  // decode head: the streams, well ahead (packing::StreamAhead)
+    } else if (RX == 1) {  // decode head: the stream(s), well ahead (packing::StreamAhead)
       const int64_t ahead = packing::StreamAhead(qd * 64, group_bytes, MG);
       TERN_UNROLL for (int g = 0; g < MG; ++g)
         _mm_prefetch(reinterpret_cast<const char*>(w + g * group_bytes + ahead), _MM_HINT_T0);
@@ -197,11 +197,14 @@ void Gemm(const uint8_t* w, int64_t k, int64_t r0, int64_t r1, const int8_t* x, 
   for (int64_t j0 = 0; j0 < n; j0 += chunk) {
     const int64_t nj = n - j0 < chunk ? n - j0 : chunk;
     for (int64_t j = 0; j < nj; ++j) xsum[j] = RowSum(x + (j0 + j) * ldx, k);
-    const int mg_wide = nj <= 3 ? 4 : 2;
+    // GEMV (the decoder's int8 head): one row group at a time, so the weights are read as
+    // one sequential stream, which the tile prefetches ahead itself (four groups at once
+    // read four interleaved streams: measured 20-30% slower from DRAM, `tern bench kernels
+    // --mode cold --filter head`).
+    const int mg_wide = nj == 1 ? 1 : nj <= 3 ? 4 : 2;
     // GEMM (many columns): while the first column tile of a row block runs, prefetch the
     // next block's weights. With few frames (stage 6: 26 for 3.5 s) the weights stream from
-    // DRAM and the hardware prefetcher alone left them half as fast as from L3. GEMV
-    // (decoder head) prefetches its own streams ahead instead.
+    // DRAM and the hardware prefetcher alone left them half as fast as from L3.
     const bool prefetch = mg_wide == 2;
     int64_t r = r0;
     while (r < r1) {
