@@ -76,13 +76,13 @@ class RowBounds {
     folded_ = folded_ || n_cols > 0;
   }
 
-  // Bounds arrays for a kernel that folds rows [first, ...) itself (gemm_i8_i8_ep), which
-  // must then be given at least one column.
-  int32_t* mn(int64_t first = 0) {
+  // The bounds arrays, for a kernel that folds into them itself (gemm_i8_i8_ep), which must
+  // then be given at least one column.
+  int32_t* mn() {
     folded_ = true;
-    return mn_.data() + first;
+    return mn_.data();
   }
-  int32_t* mx(int64_t first = 0) { return mx_.data() + first; }
+  int32_t* mx() { return mx_.data(); }
 
   // max |y| over every folded sum; 0 if none was folded. `bias` starts at this block's row.
   float AbsMax(const kernels::KernelTable& kt, float c, const float* bias) const {

@@ -40,8 +40,6 @@ Cols DenseCols(const int8_t* q, int64_t n, int64_t k) {
   return c;
 }
 
-// int32 products of weight rows [r0, r1) with columns [t0, t1); column t's row block
-// lands at acc + (t - t0) * ldo + r (absolute row index, as the kernel defines it).
 // The run of columns from t (below t1) that sit at one stride: its first column *p, the
 // stride *ld, and its end *e.
 void ColSegment(const Cols& cols, int64_t t, int64_t t1, const int8_t** p, int64_t* ld,
@@ -61,6 +59,8 @@ void ColSegment(const Cols& cols, int64_t t, int64_t t1, const int8_t** p, int64
   }
 }
 
+// int32 products of weight rows [r0, r1) with columns [t0, t1); column t's row block
+// lands at acc + (t - t0) * ldo + r (absolute row index, as the kernel defines it).
 void GemmTile(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& cols,
               int64_t t0, int64_t t1, int64_t r0, int64_t r1, int32_t* acc, int64_t ldo) {
   int64_t t = t0;
