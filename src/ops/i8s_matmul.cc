@@ -74,18 +74,14 @@ void GemmTile(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& co
 }
 
 // Where a product tile's sums go, in the columns' terms: column t of [t0, t1) at
-// acc + (t - t0) * ldo and q + (t - t0) * ldq, rows absolute; bounds cover the rows from r0.
-// Requant (alone) rounds half away from zero (spec 3.4).
+// acc + (t - t0) * ldo and rq.q + (t - t0) * rq.ldq, rows absolute; bounds cover the rows
+// from r0.
 struct TileOut {
   int32_t* acc = nullptr;  // store the sums (else `tile` is scratch for them, (t1-t0) x ldo)
   int32_t* tile = nullptr;
   int64_t ldo = 0;
   RowBounds* bounds = nullptr;  // fold them
-  int8_t* q = nullptr;          // requantize them
-  int64_t ldq = 0;
-  float c = 0, inv = 0;
-  const float* bias = nullptr;
-  bool relu = false;
+  kernels::I8Epilogue rq;       // or, with rq.q set, requantize them (kernels.h)
 };
 
 // One product tile. Sums needed only as bounds or as int8 go through the kernel's fused
@@ -94,35 +90,31 @@ struct TileOut {
 // in the epilogue) through gemm_i8_i8 and the separate entries. Same bytes either way.
 void GemmTileOut(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& cols,
                  int64_t t0, int64_t t1, int64_t r0, int64_t r1, const TileOut& o) {
-  TERN_CHECK((o.bounds != nullptr) != (o.q != nullptr));
+  const kernels::I8Epilogue& rq = o.rq;
+  TERN_CHECK((o.bounds != nullptr) != (rq.q != nullptr));
   if (kt.gemm_i8_i8_ep == nullptr || o.acc != nullptr) {
     int32_t* acc = o.acc != nullptr ? o.acc : o.tile;
     GemmTile(kt, w, cols, t0, t1, r0, r1, acc, o.ldo);
     if (o.bounds != nullptr) o.bounds->Fold(kt, acc + r0, t1 - t0, o.ldo);
-    if (o.q != nullptr)
+    if (rq.q != nullptr)
       for (int64_t t = 0; t < t1 - t0; ++t)
-        kt.i32_requant_i8(acc + t * o.ldo + r0, 1, r1 - r0, o.c, o.bias ? o.bias + r0 : nullptr,
-                          o.inv, kernels::Round::kHalfAway, o.relu, o.q + t * o.ldq + r0);
+        kt.i32_requant_i8(acc + t * o.ldo + r0, 1, r1 - r0, rq.c,
+                          rq.bias ? rq.bias + r0 : nullptr, rq.inv, rq.mode, rq.relu,
+                          rq.q + t * rq.ldq + r0);
     return;
   }
-  kernels::I8Epilogue ep;
+  kernels::I8Epilogue ep = rq;
   if (o.bounds != nullptr) {
     ep.mn = o.bounds->mn();
     ep.mx = o.bounds->mx();
   }
-  ep.ldq = o.ldq;
-  ep.c = o.c;
-  ep.inv = o.inv;
-  ep.bias = o.bias;
-  ep.mode = kernels::Round::kHalfAway;
-  ep.relu = o.relu;
   // Column segments as GemmTile walks them (windows into x, or the edge copies).
   int64_t t = t0;
   while (t < t1) {
     const int8_t* p;
     int64_t ld, e;
     ColSegment(cols, t, t1, &p, &ld, &e);
-    if (o.q != nullptr) ep.q = o.q + (t - t0) * o.ldq;
+    if (rq.q != nullptr) ep.q = rq.q + (t - t0) * rq.ldq;
     kt.gemm_i8_i8_ep(w.packed.data(), w.k, w.n, r0, r1, p, ld, e - t, ep);
     t = e;
   }
@@ -354,13 +346,14 @@ void MlpReluI8s(ThreadPool& pool, const I8sMatrix& w1, const float* b1, const I8
     ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
     int8_t* q1 = reinterpret_cast<int8_t*>(per_thread + pt_bytes * tid + tile_bytes);
     RowBounds bounds(C);
-    TileOut hidden;  // W1's sums straight to int8 (ReLU)
-    hidden.q = q1;
-    hidden.ldq = H;
-    hidden.c = c1;
-    hidden.inv = inv1;
-    hidden.bias = b1;
-    hidden.relu = true;
+    TileOut hidden;  // W1's sums straight to int8 (ReLU; half away from zero, spec 3.4)
+    hidden.rq.q = q1;
+    hidden.rq.ldq = H;
+    hidden.rq.c = c1;
+    hidden.rq.inv = inv1;
+    hidden.rq.bias = b1;
+    hidden.rq.mode = kernels::Round::kHalfAway;
+    hidden.rq.relu = true;
     hidden.tile = reinterpret_cast<int32_t*>(per_thread + pt_bytes * tid);
     hidden.ldo = H;
     TileOut sums;  // W2's sums, kept for the output's requant
