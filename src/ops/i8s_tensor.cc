@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 
 #include "base/check.h"
 #include "kernels/kernels.h"
@@ -18,7 +19,9 @@ I8sMatrix PackI8sMatrix(const int8_t* rows, int64_t k, int64_t n, float scale) {
   m.k = k;
   m.n = n;
   m.scale = scale;
-  m.packed.resize(kt.i8_packed_bytes(k, n));
+  const size_t bytes = kt.i8_packed_bytes(k, n);
+  m.packed = HugeBuffer::Allocate(bytes);
+  if (m.packed.size() != bytes) throw std::bad_alloc();  // as the std::vector it replaced
   kt.pack_i8(rows, k, n, m.packed.data());
   return m;
 }

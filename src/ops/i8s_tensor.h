@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/huge_buffer.h"
+
 #include "runtime/thread_pool.h"
 
 namespace tern::ops {
@@ -35,7 +37,7 @@ struct I8sTensor {
 // An I8_S weight matrix of N rows of K values (ggml ne {K, N}), in the active kernel
 // table's packed layout (kernels::KernelTable::pack_i8), with its per-tensor multiplier.
 struct I8sMatrix {
-  std::vector<uint8_t> packed;
+  HugeBuffer packed;
   int64_t k = 0;
   int64_t n = 0;
   float scale = 0;

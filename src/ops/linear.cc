@@ -23,11 +23,10 @@ void QuantizeRows(ThreadPool& pool, const float* x, int64_t rows, int64_t k, int
   });
 }
 
-std::vector<uint8_t> PackI2S(const uint8_t* canonical, int64_t k, int64_t n) {
-  const auto& kt = kernels::Kernels();
-  std::vector<uint8_t> packed(kt.i2s_packed_bytes(k, n));
-  kt.pack_i2s(canonical, k, n, packed.data());
-  return packed;
+size_t I2SPackedBytes(int64_t k, int64_t n) { return kernels::Kernels().i2s_packed_bytes(k, n); }
+
+void PackI2S(const uint8_t* canonical, int64_t k, int64_t n, uint8_t* packed) {
+  kernels::Kernels().pack_i2s(canonical, k, n, packed);
 }
 
 void LinearI2S(ThreadPool& pool, const QuantizedRows& x, const I2SProjection* proj,
@@ -100,7 +99,12 @@ Result<I8Matrix> QuantizeWeightsI8(DType type, const uint8_t* data, int64_t k, i
   m.k = k;
   m.n = n;
   m.scale.resize(static_cast<size_t>(n));
-  m.packed.resize(kt.i8_packed_bytes(k, n));
+  m.packed = HugeBuffer::Allocate(kt.i8_packed_bytes(k, n));
+  if (m.packed.size() != kt.i8_packed_bytes(k, n)) {
+    return ResourceExhaustedError("W8A8 weights: cannot allocate %zu MB for %lld x %lld int8 "
+                                  "rows", kt.i8_packed_bytes(k, n) >> 20,
+                                  static_cast<long long>(n), static_cast<long long>(k));
+  }
   // Blocks of whole row groups (packs are separable by aligned row blocks, kernels.h): the
   // int8 rows of one block live in a per-task buffer, never the whole matrix at once.
   const int64_t block = kt.i8_row_align * std::max<int64_t>(1, 256 / kt.i8_row_align);

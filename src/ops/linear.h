@@ -25,6 +25,7 @@
 #include <functional>
 #include <vector>
 
+#include "base/huge_buffer.h"
 #include "base/status.h"
 #include "runtime/thread_pool.h"
 #include "tensor/dtype.h"
@@ -56,8 +57,10 @@ struct I2SMatrix {
   float scale = 0;  // in-band dequantizing multiplier
 };
 
-// Packs canonical I2_S codes (N*K/4 bytes, the file layout) for the active kernel table.
-std::vector<uint8_t> PackI2S(const uint8_t* canonical, int64_t k, int64_t n);
+// Packs canonical I2_S codes (N*K/4 bytes, the file layout) for the active kernel table
+// into `packed`, which holds I2SPackedBytes(k, n) bytes.
+size_t I2SPackedBytes(int64_t k, int64_t n);
+void PackI2S(const uint8_t* canonical, int64_t k, int64_t n, uint8_t* packed);
 
 // One projection of a shared QuantizedRows input. `bias` (N floats) may be null.
 struct I2SProjection {
@@ -83,7 +86,7 @@ void LinearI2SSwiGlu(ThreadPool& pool, const QuantizedRows& x, const I2SMatrix& 
 
 // ---- W8A8 ---------------------------------------------------------------------------------
 struct I8Matrix {
-  std::vector<uint8_t> packed;  // kernel table's packed layout of the int8 rows
+  HugeBuffer packed;            // kernel table's packed layout of the int8 rows
   std::vector<float> scale;     // per output row: amax/127 (0 for an all-zero row)
   int64_t k = 0;
   int64_t n = 0;

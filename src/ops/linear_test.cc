@@ -95,7 +95,8 @@ TernaryMatrix RandomTernary(int64_t k, int64_t n, uint32_t seed, float scale) {
   for (auto& c : t.codes) c = static_cast<uint8_t>(rng() % 3);
   t.canonical.resize(static_cast<size_t>(k * n / 4));
   PackI2SCodes(t.codes.data(), k * n, t.canonical.data());
-  t.packed = PackI2S(t.canonical.data(), k, n);
+  t.packed.resize(I2SPackedBytes(k, n));
+  PackI2S(t.canonical.data(), k, n, t.packed.data());
   t.m = {t.packed.data(), k, n, scale};
   return t;
 }

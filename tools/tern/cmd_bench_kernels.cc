@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "base/huge_buffer.h"
 #include "base/timer.h"
 #include "bench.h"
 #include "runtime/thread_pool.h"
@@ -87,12 +89,14 @@ Record MakeRecord(const Options& o, const Shape& s, const std::string& mode, int
   return r;
 }
 
-// Fills `copies` slots of `bytes` each with slot 0 replicated (pack once, copy).
-std::vector<uint8_t> Replicate(std::vector<uint8_t> first, int copies) {
+// `copies` slots of first.size() bytes, each a copy of `first`, in huge pages as the
+// engine's packed weights are (base/huge_buffer.h).
+HugeBuffer Replicate(const std::vector<uint8_t>& first, int copies) {
   const size_t bytes = first.size();
-  first.resize(bytes * copies);
-  for (int c = 1; c < copies; ++c) std::memcpy(first.data() + c * bytes, first.data(), bytes);
-  return first;
+  HugeBuffer w = HugeBuffer::Allocate(bytes * copies);
+  if (w.size() != bytes * copies) throw std::bad_alloc();
+  for (int c = 0; c < copies; ++c) std::memcpy(w.data() + c * bytes, first.data(), bytes);
+  return w;
 }
 
 Record RunI2s(const Options& o, ThreadPool& pool, const Shape& s, std::mt19937& rng) {
@@ -109,7 +113,7 @@ Record RunI2s(const Options& o, ThreadPool& pool, const Shape& s, std::mt19937& 
   std::vector<uint8_t> first(bytes);
   t.pack_i2s(canon.data(), s.k, s.nr, first.data());
   canon = {};
-  const std::vector<uint8_t> w = Replicate(std::move(first), copies);
+  const HugeBuffer w = Replicate(first, copies);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   std::vector<float> x(static_cast<size_t>(s.n * s.k));
   for (auto& v : x) v = nd(rng);
@@ -142,7 +146,7 @@ Record RunI8(const Options& o, ThreadPool& pool, const Shape& s, std::mt19937& r
   std::vector<uint8_t> first(bytes);
   t.pack_i8(canon.data(), s.k, s.nr, first.data());
   canon = {};
-  const std::vector<uint8_t> w = Replicate(std::move(first), copies);
+  const HugeBuffer w = Replicate(first, copies);
   std::vector<int8_t> x(static_cast<size_t>(s.n * s.k));
   for (auto& v : x) v = static_cast<int8_t>(rng() % 255 - 127);
   std::vector<int32_t> out(static_cast<size_t>(s.n * s.nr));
@@ -174,7 +178,7 @@ Record RunF16(const Options& o, ThreadPool& pool, const Shape& s, std::mt19937& 
       t.f32_to_f16(f.data(), s.k, reinterpret_cast<uint16_t*>(first.data()) + r * s.k);
     }
   }
-  const std::vector<uint8_t> w = Replicate(std::move(first), copies);
+  const HugeBuffer w = Replicate(first, copies);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   std::vector<float> x(static_cast<size_t>(s.n * s.k));
   for (auto& v : x) v = nd(rng);

@@ -34,19 +34,30 @@ struct PackJob {
   ops::I2SMatrix* m;  // k and n set; packed filled in by PackAll
 };
 
-// Packs every queued matrix for the active kernel table, one matrix per task (threaded when
-// a pool is given; the packing of a matrix does not depend on which thread runs it), and
-// drops each mapped original once its packed copy exists, so the projections are resident
-// once, not twice (~330 MB for the published file), also during Load.
-void PackAll(const gguf::File& f, const std::vector<PackJob>& jobs, ThreadPool* pool,
-             std::vector<std::vector<uint8_t>>* owned) {
-  const size_t base = owned->size();
-  owned->resize(base + jobs.size());
+// Packs every queued matrix for the active kernel table into one buffer, in the order the
+// forward pass reads them (so a decode step streams the projections as one run of huge
+// pages), one matrix per task (threaded when a pool is given; the packing of a matrix does
+// not depend on which thread runs it), and drops each mapped original once its packed copy
+// exists, so the projections are resident once, not twice (~330 MB for the published file),
+// also during Load.
+Status PackAll(const gguf::File& f, const std::vector<PackJob>& jobs, ThreadPool* pool,
+               HugeBuffer* arena) {
+  std::vector<size_t> offset(jobs.size() + 1, 0);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const size_t bytes = ops::I2SPackedBytes(jobs[i].m->k, jobs[i].m->n);
+    offset[i + 1] = offset[i] + (bytes + 63) / 64 * 64;  // each matrix on a cache line
+  }
+  *arena = HugeBuffer::Allocate(offset.back());
+  if (arena->size() != offset.back()) {
+    return ResourceExhaustedError("%s: cannot allocate %zu MB for the packed I2_S projections",
+                                  f.path().c_str(), offset.back() >> 20);
+  }
   auto run = [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const PackJob& j = jobs[i];
-      (*owned)[base + i] = ops::PackI2S(j.t->data, j.m->k, j.m->n);
-      j.m->packed = (*owned)[base + i].data();
+      uint8_t* packed = arena->data() + offset[i];
+      ops::PackI2S(j.t->data, j.m->k, j.m->n, packed);
+      j.m->packed = packed;
       f.ReleasePages(*j.t);
     }
   };
@@ -55,6 +66,7 @@ void PackAll(const gguf::File& f, const std::vector<PackJob>& jobs, ThreadPool* 
   } else {
     run(0, static_cast<int64_t>(jobs.size()));
   }
+  return Status::Ok();
 }
 
 // Looks tensors up and checks them against what the table expects.
@@ -171,8 +183,13 @@ Status BindHead(const gguf::File& f, const Binder& b, const DecoderConfig& c, He
     return Status::Ok();
   }
   // kF16 over a non-F16 table (a tied Q6_K embedding): convert the rows once.
-  std::vector<uint8_t> conv(static_cast<size_t>(c.vocab * c.hidden) * sizeof(uint16_t));
-  auto* dst = reinterpret_cast<uint16_t*>(conv.data());
+  const size_t conv_bytes = static_cast<size_t>(c.vocab * c.hidden) * sizeof(uint16_t);
+  w->head_f16_owned = HugeBuffer::Allocate(conv_bytes);
+  if (w->head_f16_owned.size() != conv_bytes) {
+    return ResourceExhaustedError("%s: cannot allocate %zu MB for the F16 head",
+                                  f.path().c_str(), conv_bytes >> 20);
+  }
+  auto* dst = reinterpret_cast<uint16_t*>(w->head_f16_owned.data());
   const int64_t row_bytes = RowBytes(src->type, c.hidden);
   auto convert = [&](int64_t r0, int64_t r1) {
     std::vector<float> row(static_cast<size_t>(c.hidden));
@@ -186,8 +203,7 @@ Status BindHead(const gguf::File& f, const Binder& b, const DecoderConfig& c, He
   } else {
     convert(0, c.vocab);
   }
-  w->owned.push_back(std::move(conv));
-  w->head_f16 = reinterpret_cast<const uint16_t*>(w->owned.back().data());
+  w->head_f16 = dst;
   return Status::Ok();
 }
 
@@ -208,7 +224,7 @@ Result<std::unique_ptr<LmWeights>> LoadLmWeights(const gguf::File& f, const Deco
   }
   // Everything is validated before the expensive part (packing, head conversion) starts.
   TERN_RETURN_IF_ERROR(b.Get("output.weight", kRowTypes, c.hidden, c.vocab, true).status());
-  PackAll(f, jobs, pool, &w->owned);
+  TERN_RETURN_IF_ERROR(PackAll(f, jobs, pool, &w->i2s_packed));
   TERN_RETURN_IF_ERROR(BindHead(f, b, c, head, pool, w.get()));
   return w;
 }

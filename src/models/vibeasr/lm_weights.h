@@ -19,14 +19,16 @@
 // F16 table is used in place, any other type is converted to an owned F16 copy at load;
 // kInt8 quantizes the table's rows to int8 whatever their type.
 //
-// I2_S matrices are packed once at load for the active kernel table (owned here); F32 vectors
-// and an F16 head point into the mapping, so the gguf::File must outlive the weights.
+// I2_S matrices are packed once at load for the active kernel table (owned here, all in one
+// buffer); F32 vectors and an F16 head point into the mapping, so the gguf::File must outlive
+// the weights.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "base/huge_buffer.h"
 #include "gguf/gguf.h"
 #include "models/vibeasr/decoder_config.h"
 #include "ops/embedding.h"
@@ -54,7 +56,8 @@ struct LmWeights {
   ops::I8Matrix head_i8;             // kInt8
   std::vector<LayerWeights> layers;
 
-  std::vector<std::vector<uint8_t>> owned;  // packed I2_S matrices, converted head
+  HugeBuffer i2s_packed;      // every I2_S matrix, packed, in the order the forward reads
+  HugeBuffer head_f16_owned;  // kF16 over a non-F16 table: the converted rows
 };
 
 // Binds every tensor; `pool` (may be null) threads the int8 head quantization.
