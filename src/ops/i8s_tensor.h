@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "base/huge_buffer.h"
-
 #include "runtime/thread_pool.h"
 
 namespace tern::ops {

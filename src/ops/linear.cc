@@ -99,11 +99,12 @@ Result<I8Matrix> QuantizeWeightsI8(DType type, const uint8_t* data, int64_t k, i
   m.k = k;
   m.n = n;
   m.scale.resize(static_cast<size_t>(n));
-  m.packed = HugeBuffer::Allocate(kt.i8_packed_bytes(k, n));
-  if (m.packed.size() != kt.i8_packed_bytes(k, n)) {
+  const size_t packed_bytes = kt.i8_packed_bytes(k, n);
+  m.packed = HugeBuffer::Allocate(packed_bytes);
+  if (m.packed.size() != packed_bytes) {
     return ResourceExhaustedError("W8A8 weights: cannot allocate %zu MB for %lld x %lld int8 "
-                                  "rows", kt.i8_packed_bytes(k, n) >> 20,
-                                  static_cast<long long>(n), static_cast<long long>(k));
+                                  "rows", packed_bytes >> 20, static_cast<long long>(n),
+                                  static_cast<long long>(k));
   }
   // Blocks of whole row groups (packs are separable by aligned row blocks, kernels.h): the
   // int8 rows of one block live in a per-task buffer, never the whole matrix at once.
