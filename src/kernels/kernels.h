@@ -83,6 +83,20 @@ struct I8Epilogue {
 inline constexpr float kBelowHalf = 0.49999997f;
 static_assert(0.5f - kBelowHalf == 0x1p-25f, "kBelowHalf is the float just below 0.5");
 
+// The operands of one encoder fill (below, "Encoder fills"): RMSNorm's values
+//   y[j][i] = ((float)a[j][i] * s[j]) * g[i]                       (s set; i8_scale_mul_f32)
+// or add_scaled's
+//   y[j][i] = ((float)a[j][i] * sa) * g[i] + (float)b[j][i] * sb   (b set; i8_add_scaled_f32,
+//                                                                   g null: a*sa + b*sb)
+// rows n apart. Exactly one of s and b.
+struct I8Fill {
+  const int8_t* a = nullptr;
+  const int8_t* b = nullptr;
+  float sa = 0, sb = 0;
+  const float* s = nullptr;
+  const float* g = nullptr;
+};
+
 struct KernelTable {
   Isa isa;
 
@@ -176,6 +190,14 @@ struct KernelTable {
   // out[j][i] = ((float)q[j][i] * s[j]) * g[i]   (rms_norm_scaled, row j's factor s[j]).
   void (*i8_scale_mul_f32)(const int8_t* q, int64_t rows, int64_t n, const float* s,
                            const float* g, float* out);
+  // One fill fused with the pass that consumes it, its float values never stored: with q
+  // null, returns max |y| over the rows x n values (as absmax_f32); else writes
+  // q[j*n + i] = requant_f32_i8's byte of y[j][i] (inv, mode) and returns 0. Bit-identical to
+  // the fill entry and those in sequence, which is what ops do where this is null (every
+  // ISA but AVX-512: there a fill pass over C = 32 values a row cost as much as its
+  // arithmetic again in stores and reloads of the float tile).
+  float (*i8_fill_fused)(const I8Fill& f, int64_t rows, int64_t n, float inv, Round mode,
+                         int8_t* q);
   // Depthwise conv, 8 taps (the published mixer), on int8 operands, exact in int32 (x and w
   // in [-127, 127]): output row j < rows at out + j*ldo, consecutive outputs reading
   // consecutive input rows:

@@ -345,6 +345,59 @@ TEST(EncoderFills, SimdMatchesOracleBitExact) {
   }
 }
 
+// i8_fill_fused, where a table has it, is the oracle's fill followed by its absmax or its
+// requant: the same float bits for the max, the same bytes for the requant (both roundings;
+// an inv beyond 127/G as well, where the clamps act), for rows of lengths around the vector
+// widths, including n % 16 == 0 lengths whose vectors run across rows.
+TEST(EncoderFills, FusedFillMatchesFillThenReduce) {
+  std::mt19937 rng(41);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  const KernelTable& o = Scalar();
+  for (const KernelTable* t : SimdTables()) {
+    if (t->i8_fill_fused == nullptr) continue;
+    for (int64_t n : {1, 7, 16, 17, 32, 33, 48, 64, 100, 2048}) {
+      for (int64_t rows : {1, 2, 3, 5, 16}) {
+        const size_t all = static_cast<size_t>(rows * n);
+        Guarded<int8_t> a(all), b(all), want_q(all), got_q(all);
+        for (size_t i = 0; i < all; ++i) {
+          a[i] = static_cast<int8_t>(rng() % 255 - 127);
+          b[i] = static_cast<int8_t>(rng() % 255 - 127);
+        }
+        Guarded<float> g(static_cast<size_t>(n)), rs(static_cast<size_t>(rows)), y(all);
+        for (size_t i = 0; i < g.n; ++i) g[i] = nd(rng) * 1.5f;
+        for (size_t i = 0; i < rs.n; ++i) rs[i] = 0.01f + std::abs(nd(rng));
+        for (int kind = 0; kind < 3; ++kind) {
+          SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " n=" << n << " rows=" << rows
+                                            << " kind=" << kind);
+          I8Fill f;
+          f.a = a.data();
+          if (kind == 0) {  // RMSNorm
+            f.s = rs.data();
+            f.g = g.data();
+            o.i8_scale_mul_f32(a.data(), rows, n, rs.data(), g.data(), y.data());
+          } else {  // add_scaled, with and without gamma
+            f.b = b.data();
+            f.sa = 0.0173f;
+            f.sb = 0.731f;
+            f.g = kind == 1 ? g.data() : nullptr;
+            o.i8_add_scaled_f32(a.data(), f.sa, f.g, b.data(), f.sb, rows, n, y.data());
+          }
+          const float want = o.absmax_f32(y.data(), rows * n);
+          const float got = t->i8_fill_fused(f, rows, n, 0, Round::kHalfEven, nullptr);
+          EXPECT_EQ(0, std::memcmp(&want, &got, sizeof want)) << want << " vs " << got;
+          for (Round mode : {Round::kHalfEven, Round::kHalfAway}) {
+            for (float inv : {127.0f / want, 3.0f * 127.0f / want}) {
+              o.requant_f32_i8(y.data(), rows * n, inv, mode, want_q.data());
+              t->i8_fill_fused(f, rows, n, inv, mode, got_q.data());
+              EXPECT_EQ(0, std::memcmp(want_q.data(), got_q.data(), all)) << "inv " << inv;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // The integer depthwise sums: every ISA gives the oracle's int32, and those sums converted
 // by the GEMM epilogue give the spec's float depthwise (8 float products summed pairwise,
 // times c, plus bias) on the same values bit for bit (the claim the encoder's integer
@@ -355,10 +408,14 @@ TEST(EncoderFills, IntegerDepthwiseMatchesFloat) {
   std::vector<const KernelTable*> tables = SimdTables();
   tables.push_back(&o);
   for (const KernelTable* t : tables) {
-    for (int64_t n : {1, 7, 15, 16, 17, 31, 32, 33, 64, 100, 257}) {
+    // Row counts around the AVX-512 kernel's 64-output blocks as well.
+    for (auto [n, rows] : {std::pair<int64_t, int64_t>{1, 3}, {7, 3}, {15, 3}, {16, 3}, {17, 3},
+                           {31, 3}, {32, 3}, {33, 3}, {64, 3}, {100, 3}, {257, 3}, {32, 64},
+                           {17, 65}, {48, 130}}) {
       for (int fill : {0, 1, 2}) {  // random; all +127; x +127 with w -127
-        SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " n=" << n << " fill=" << fill);
-        const int64_t ldx = n + 3, ldw = n + 5, ldo = n + 2, rows = 3;
+        SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " n=" << n << " rows=" << rows
+                                          << " fill=" << fill);
+        const int64_t ldx = n + 3, ldw = n + 5, ldo = n + 2;
         const size_t nx = static_cast<size_t>((rows + 6) * ldx + n), nw = 7 * ldw + n;
         Guarded<int8_t> x(nx), w(nw);
         for (size_t i = 0; i < nx; ++i)

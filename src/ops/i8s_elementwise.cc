@@ -1,6 +1,8 @@
 #include "ops/i8s_elementwise.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <type_traits>
 
 #include "base/check.h"
 #include "kernels/kernels.h"
@@ -31,20 +33,32 @@ void ForRows(ThreadPool& pool, int64_t rows, int64_t row_len, Fn&& fn) {
 //   tiles(t0, t1, fn): calls fn(r0, r1, c0, c1) for tiles that are whole rows or one row's
 //                      column chunk (so each tile is contiguous in a {C, T} tensor);
 //   fill(dst, ld, r0, r1, c0, c1): writes the float values of a tile, row stride ld;
+//   fused (or nullptr): the tile's I8Fill (kernels.h) when the kernel table fuses fills;
 //   prepass(t0, t1): per-range work before pass 1 (RMSNorm's row factors).
 // Pass 1 writes the values (into y_scratch when given, else an L1 tile) and reduces the
 // absmax; pass 2 requantizes them: straight from y_scratch through the kernel table, or by
-// recomputing each tile. Returns G.
-template <typename Tiles, typename Fill, typename Pre>
+// recomputing each tile. With no y_scratch and a fusing kernel table, both passes go through
+// i8_fill_fused and no float is stored. Returns G.
+template <typename Tiles, typename Fill, typename Fused, typename Pre>
 float TwoPass(ThreadPool& pool, int64_t T, int64_t C, int64_t work_per_row, Tiles&& tiles,
-              Fill&& fill, Pre&& prepass, float* y_scratch, kernels::Round mode, int8_t* out) {
+              Fill&& fill, Fused&& fused, Pre&& prepass, float* y_scratch, kernels::Round mode,
+              int8_t* out) {
   const kernels::KernelTable& kt = kernels::Kernels();
+  bool fuse = false;
+  if constexpr (!std::is_same_v<std::decay_t<Fused>, std::nullptr_t>)
+    fuse = y_scratch == nullptr && kt.i8_fill_fused != nullptr;
   AtomicAbsMax gmax;
   ForRows(pool, T, work_per_row, [&](int64_t t0, int64_t t1) {
     prepass(t0, t1);
     alignas(64) float tile[kTileFloats];
     float m = 0;
     tiles(t0, t1, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+      if constexpr (!std::is_same_v<std::decay_t<Fused>, std::nullptr_t>) {
+        if (fuse) {
+          m = std::max(m, kt.i8_fill_fused(fused(r0, c0), r1 - r0, c1 - c0, 0, mode, nullptr));
+          return;
+        }
+      }
       float* dst = y_scratch ? y_scratch + r0 * C + c0 : tile;
       fill(dst, y_scratch ? C : c1 - c0, r0, r1, c0, c1);
       m = std::max(m, kt.absmax_f32(dst, (r1 - r0) * (c1 - c0)));
@@ -60,6 +74,12 @@ float TwoPass(ThreadPool& pool, int64_t T, int64_t C, int64_t work_per_row, Tile
     }
     alignas(64) float tile[kTileFloats];
     tiles(t0, t1, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+      if constexpr (!std::is_same_v<std::decay_t<Fused>, std::nullptr_t>) {
+        if (fuse) {
+          kt.i8_fill_fused(fused(r0, c0), r1 - r0, c1 - c0, inv, mode, out + r0 * C + c0);
+          return;
+        }
+      }
       fill(tile, c1 - c0, r0, r1, c0, c1);
       kt.requant_f32_i8(tile, (r1 - r0) * (c1 - c0), inv, mode, out + r0 * C + c0);
     });
@@ -99,7 +119,14 @@ void RmsNormScaled(ThreadPool& pool, const I8sTensor& x, const float* gamma, flo
     // ((float)q * rr) * gamma
     kt.i8_scale_mul_f32(x.q + r0 * C + c0, r1 - r0, c1 - c0, row_scratch + r0, gamma + c0, dst);
   };
-  const float g = TwoPass(pool, T, C, C, RowTiles(C), fill, prepass, y_scratch,
+  auto fused = [&](int64_t r0, int64_t c0) {
+    kernels::I8Fill f;
+    f.a = x.q + r0 * C + c0;
+    f.s = row_scratch + r0;
+    f.g = gamma + c0;
+    return f;
+  };
+  const float g = TwoPass(pool, T, C, C, RowTiles(C), fill, fused, prepass, y_scratch,
                           kernels::Round::kHalfEven, out->q);
   out->scale = OutScale(g);
 }
@@ -118,7 +145,16 @@ void AddScaled(ThreadPool& pool, const I8sTensor& a, const I8sTensor& b, const f
     kt.i8_add_scaled_f32(a.q + r0 * C + c0, sa, gamma ? gamma + c0 : nullptr, b.q + r0 * C + c0,
                          sb, r1 - r0, c1 - c0, dst);
   };
-  const float g = TwoPass(pool, T, C, C, RowTiles(C), fill, NoPrepass(), y_scratch,
+  auto fused = [&](int64_t r0, int64_t c0) {
+    kernels::I8Fill f;
+    f.a = a.q + r0 * C + c0;
+    f.b = b.q + r0 * C + c0;
+    f.sa = sa;
+    f.sb = sb;
+    f.g = gamma ? gamma + c0 : nullptr;
+    return f;
+  };
+  const float g = TwoPass(pool, T, C, C, RowTiles(C), fill, fused, NoPrepass(), y_scratch,
                           kernels::Round::kHalfEven, out->q);
   out->ne0 = C;
   out->ne1 = T;
@@ -255,7 +291,7 @@ void DepthwiseConvAdd(ThreadPool& pool, const I8sDepthwise& w, const float* bias
   auto fill = [&](float* dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     DepthwiseTile(w, bias, x, c, dst, ld, r0, r1, c0, c1);
   };
-  const float g = TwoPass(pool, T, C, C * w.kernel, tiles, fill, NoPrepass(), y_scratch,
+  const float g = TwoPass(pool, T, C, C * w.kernel, tiles, fill, nullptr, NoPrepass(), y_scratch,
                           kernels::Round::kHalfAway, out->q);
   out->ne0 = C;
   out->ne1 = T;

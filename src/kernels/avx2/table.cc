@@ -31,6 +31,7 @@ const KernelTable kAvx2Table = {
     .i8_add_scaled_f32 = avx2::I8AddScaledF32,
     .i8_rms_factors = avx2::I8RmsFactors,
     .i8_scale_mul_f32 = avx2::I8ScaleMulF32,
+    .i8_fill_fused = nullptr,
     .dw8_i8_i32 = avx2::Dw8I8I32,
 };
 

@@ -3,7 +3,10 @@
 #include <immintrin.h>
 
 #include "kernels/avx512/impl.h"
+#include "kernels/avx512/reduce.h"
+#include "kernels/avx512/requant.h"
 #include "kernels/expf_poly.h"
+#include "kernels/unroll.h"
 
 namespace tern::kernels::avx512 {
 namespace {
@@ -85,27 +88,28 @@ void I8AddScaledF32(const int8_t* a, float sa, const float* g, const int8_t* b, 
   }
 }
 
-// Sums of squares 32 values at a time (int16 squares, pairs summed by vpmaddwd: exact), one
-// reduction per row; then the float steps for 16 rows at once (vdivps and vsqrtps round
-// exactly as the scalar divss and sqrtss).
+// Sums of squares 32 values at a time (int16 squares, pairs summed by vpmaddwd: exact),
+// reduced 16 rows at once (reduce.h); then the float steps for those rows together (vdivps
+// and vsqrtps round exactly as the scalar divss and sqrtss).
 void I8RmsFactors(const int8_t* q, int64_t rows, int64_t n, float eps, float* s) {
-  alignas(64) int32_t ss[16];
   const __m512 vn = _mm512_set1_ps(static_cast<float>(n)), veps = _mm512_set1_ps(eps);
+  const __mmask32 tail = n % 32 ? (__mmask32(1) << (n % 32)) - 1 : ~__mmask32(0);
   for (int64_t j0 = 0; j0 < rows; j0 += 16) {
     const int64_t nr = rows - j0 < 16 ? rows - j0 : 16;
-    for (int64_t r = 0; r < nr; ++r) {
-      const int8_t* qr = q + (j0 + r) * n;
-      __m512i acc = _mm512_setzero_si512();
-      for (int64_t i = 0; i < n; i += 32) {
-        const __mmask32 m = n - i >= 32 ? ~__mmask32(0) : (__mmask32(1) << (n - i)) - 1;
-        const __m512i v = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, qr + i));
-        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(v, v));
+    __m512i acc[16];
+    TERN_UNROLL for (int r = 0; r < 16; ++r) acc[r] = _mm512_setzero_si512();
+    for (int64_t i = 0; i < n; i += 32) {
+      const __mmask32 m = i + 32 <= n ? ~__mmask32(0) : tail;
+      // Rows past the last load nothing (mask 0) from the last row's address.
+      TERN_UNROLL for (int r = 0; r < 16; ++r) {
+        const int8_t* qr = q + (j0 + (r < nr ? r : nr - 1)) * n + i;
+        const __m512i v = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(r < nr ? m : 0, qr));
+        acc[r] = _mm512_add_epi32(acc[r], _mm512_madd_epi16(v, v));
       }
-      ss[r] = _mm512_reduce_add_epi32(acc);
     }
     const __mmask16 m = TailMask(nr);
-    const __m512 ms = _mm512_add_ps(
-        _mm512_div_ps(_mm512_cvtepi32_ps(_mm512_maskz_load_epi32(m, ss)), vn), veps);
+    const __m512 ms =
+        _mm512_add_ps(_mm512_div_ps(_mm512_cvtepi32_ps(Transpose16Sum(acc)), vn), veps);
     _mm512_mask_storeu_ps(s + j0, m, _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_sqrt_ps(ms)));
   }
 }
@@ -122,33 +126,143 @@ void I8ScaleMulF32(const int8_t* q, int64_t rows, int64_t n, const float* s, con
   }
 }
 
-// 32 channels per step: int16 products (exact) summed in pairs in int16, widened once. The
-// eight weight vectors stay in registers for all rows of the chunk.
+namespace {
+
+// The fused fills (kernels.h, i8_fill_fused). A Src yields the 16 values of y at element
+// offset o (row j, column i) under mask m; Row(j) is called when row j starts.
+struct ScaleMulSrc {
+  const I8Fill& f;
+  __m512 vs;
+  void Row(int64_t j) { vs = _mm512_set1_ps(f.s[j]); }
+  __m512 operator()(int64_t o, int64_t i, __mmask16 m) const {
+    return _mm512_mul_ps(_mm512_mul_ps(LoadI8(m, f.a + o), vs), _mm512_maskz_loadu_ps(m, f.g + i));
+  }
+};
+
+template <bool kG>
+struct AddScaledSrc {
+  const I8Fill& f;
+  __m512 va, vb;
+  void Row(int64_t) {}
+  __m512 operator()(int64_t o, int64_t i, __mmask16 m) const {
+    __m512 x = _mm512_mul_ps(LoadI8(m, f.a + o), va);
+    if constexpr (kG) x = _mm512_mul_ps(x, _mm512_maskz_loadu_ps(m, f.g + i));
+    return _mm512_add_ps(x, _mm512_mul_ps(LoadI8(m, f.b + o), vb));
+  }
+};
+
+// max |y|: vrangeps with imm 0b1011 keeps the operand of larger magnitude, sign cleared.
+template <class Src>
+float FillAbsmax(Src src, int64_t rows, int64_t n) {
+  __m512 m0 = _mm512_setzero_ps(), m1 = _mm512_setzero_ps();
+  for (int64_t j = 0; j < rows; ++j) {
+    src.Row(j);
+    const int64_t o = j * n;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+      m0 = _mm512_range_ps(m0, src(o + i, i, 0xffff), 0x0b);
+      m1 = _mm512_range_ps(m1, src(o + i + 16, i + 16, 0xffff), 0x0b);
+    }
+    for (; i < n; i += 16) m0 = _mm512_range_ps(m0, src(o + i, i, TailMask(n - i)), 0x0b);
+  }
+  return _mm512_reduce_max_ps(_mm512_max_ps(m0, m1));
+}
+
+// Requantized bytes. With n % 16 == 0 the values run on across rows in whole vectors, so
+// four of them pack into one 64-byte store (as quantize.cc's Requant) even at n = 32.
+template <Round kMode, class Src>
+void FillRequant(Src src, int64_t rows, int64_t n, float inv, int8_t* q) {
+  const __m512 vinv = _mm512_set1_ps(inv);
+  if (n % 16 != 0) {
+    for (int64_t j = 0; j < rows; ++j) {
+      src.Row(j);
+      for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = TailMask(n - i);
+        const __m512i v = ScaleRoundI32<kMode, false>(src(j * n + i, i, m), vinv);
+        _mm_mask_storeu_epi8(q + j * n + i, m, _mm512_cvtepi32_epi8(v));
+      }
+    }
+    return;
+  }
+  const int64_t total = rows * n;
+  int64_t j = 0, i = 0;
+  if (rows > 0) src.Row(0);
+  auto next = [&](int64_t o) {
+    const __m512i v = ScaleRoundI32<kMode, false>(src(o, i, 0xffff), vinv);
+    i += 16;
+    if (i == n && ++j < rows) {
+      i = 0;
+      src.Row(j);
+    }
+    return v;
+  };
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  int64_t o = 0;
+  for (; o + 64 <= total; o += 64) {
+    const __m512i a = next(o), b = next(o + 16), c = next(o + 32), d = next(o + 48);
+    const __m512i packed = _mm512_packs_epi16(_mm512_packs_epi32(a, b), _mm512_packs_epi32(c, d));
+    _mm512_storeu_si512(q + o, _mm512_permutexvar_epi32(order, packed));
+  }
+  for (; o < total; o += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(q + o), _mm512_cvtepi32_epi8(next(o)));
+}
+
+template <class Src>
+float FillFused(Src src, int64_t rows, int64_t n, float inv, Round mode, int8_t* q) {
+  if (q == nullptr) return FillAbsmax(src, rows, n);
+  if (mode == Round::kHalfEven) FillRequant<Round::kHalfEven>(src, rows, n, inv, q);
+  else FillRequant<Round::kHalfAway>(src, rows, n, inv, q);
+  return 0;
+}
+
+}  // namespace
+
+float I8FillFused(const I8Fill& f, int64_t rows, int64_t n, float inv, Round mode, int8_t* q) {
+  if (f.s != nullptr) return FillFused(ScaleMulSrc{f, {}}, rows, n, inv, mode, q);
+  const __m512 va = _mm512_set1_ps(f.sa), vb = _mm512_set1_ps(f.sb);
+  if (f.g != nullptr) return FillFused(AddScaledSrc<true>{f, va, vb}, rows, n, inv, mode, q);
+  // No per-channel factor: the rows are one run.
+  return FillFused(AddScaledSrc<false>{f, va, vb}, 1, rows * n, inv, mode, q);
+}
+
+// 16 channels per step, with vpdpwssd (int16 pairs times int16 pairs summed into int32:
+// exact, |x|, |w| <= 128). P[r] holds input rows r and r+1 as the pair (x[r][c], x[r+1][c])
+// in lane c, built once per row and read by four outputs; output r is then four
+// instructions, taps (0,1), (2,3), (4,5), (6,7) against P[r], P[r+2], P[r+4], P[r+6]. (The
+// int16 products of the previous version reloaded and widened each input row eight times.)
 void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
               int64_t n, int32_t* out, int64_t ldo) {
-  for (int64_t i = 0; i < n; i += 32) {
-    const __mmask32 m = n - i >= 32 ? ~__mmask32(0) : (__mmask32(1) << (n - i)) - 1;
-    const __mmask16 lo_m = static_cast<__mmask16>(m), hi_m = static_cast<__mmask16>(m >> 16);
-    __m512i wv[8];
-    for (int t = 0; t < 8; ++t)
-      wv[t] = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, w + t * ldw + i));
-    for (int64_t r = 0; r < rows; ++r) {
-      const int8_t* xr = x + r * ldx + i;
-      __m512i pair[4];
-      for (int p = 0; p < 4; ++p) {
-        const __m512i a = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, xr + 2 * p * ldx));
-        const __m512i b =
-            _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, xr + (2 * p + 1) * ldx));
-        pair[p] = _mm512_add_epi16(_mm512_mullo_epi16(a, wv[2 * p]),
-                                   _mm512_mullo_epi16(b, wv[2 * p + 1]));
+  constexpr int64_t kBlock = 64;  // outputs per pass over a channel group: P on the stack
+  // Word 2c of a pair vector is word c of the first operand, word 2c+1 word c of the second.
+  alignas(64) static constexpr int16_t kInterleave[32] = {
+      0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+      8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+  const __m512i inter = _mm512_load_si512(kInterleave);
+  auto widen = [](__mmask16 m, const int8_t* p) {
+    return _mm512_castsi256_si512(_mm256_cvtepi8_epi16(_mm_maskz_loadu_epi8(m, p)));
+  };
+  __m512i pr[kBlock + 6];
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = TailMask(n - i);
+    __m512i wp[4];
+    for (int p = 0; p < 4; ++p)
+      wp[p] = _mm512_permutex2var_epi16(widen(m, w + 2 * p * ldw + i), inter,
+                                        widen(m, w + (2 * p + 1) * ldw + i));
+    for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
+      const int64_t nr = rows - r0 < kBlock ? rows - r0 : kBlock;
+      const int8_t* xi = x + r0 * ldx + i;
+      __m512i cur = widen(m, xi);
+      for (int64_t r = 0; r < nr + 6; ++r) {
+        const __m512i nxt = widen(m, xi + (r + 1) * ldx);
+        pr[r] = _mm512_permutex2var_epi16(cur, inter, nxt);
+        cur = nxt;
       }
-      __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
-      for (int p = 0; p < 4; ++p) {
-        lo = _mm512_add_epi32(lo, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pair[p])));
-        hi = _mm512_add_epi32(hi, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pair[p], 1)));
+      for (int64_t r = 0; r < nr; ++r) {
+        __m512i acc = _mm512_dpwssd_epi32(_mm512_setzero_si512(), pr[r], wp[0]);
+        acc = _mm512_dpwssd_epi32(acc, pr[r + 2], wp[1]);
+        acc = _mm512_dpwssd_epi32(acc, pr[r + 4], wp[2]);
+        acc = _mm512_dpwssd_epi32(acc, pr[r + 6], wp[3]);
+        _mm512_mask_storeu_epi32(out + (r0 + r) * ldo + i, m, acc);
       }
-      _mm512_mask_storeu_epi32(out + r * ldo + i, lo_m, lo);
-      _mm512_mask_storeu_epi32(out + r * ldo + i + 16, hi_m, hi);
     }
   }
 }

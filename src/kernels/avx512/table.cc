@@ -31,6 +31,7 @@ const KernelTable kAvx512Table = {
     .i8_add_scaled_f32 = avx512::I8AddScaledF32,
     .i8_rms_factors = avx512::I8RmsFactors,
     .i8_scale_mul_f32 = avx512::I8ScaleMulF32,
+    .i8_fill_fused = avx512::I8FillFused,
     .dw8_i8_i32 = avx512::Dw8I8I32,
 };
 

@@ -31,6 +31,7 @@ const KernelTable kScalarTable = {
     .i8_add_scaled_f32 = scalar::I8AddScaledF32,
     .i8_rms_factors = scalar::I8RmsFactors,
     .i8_scale_mul_f32 = scalar::I8ScaleMulF32,
+    .i8_fill_fused = nullptr,
     .dw8_i8_i32 = scalar::Dw8I8I32,
 };
 
