@@ -283,16 +283,13 @@ size_t AlignUp(size_t n) { return (n + 63) & ~size_t{63}; }
 MlpScratch MlpScratchBytes(int64_t tokens, int64_t c, int64_t h, int n_threads,
                            size_t store_budget) {
   MlpScratch s;
-  const size_t y1 = static_cast<size_t>(tokens * h) * sizeof(float);
-  const size_t y2 = AlignUp(static_cast<size_t>(tokens * c) * sizeof(float));
+  const size_t y1 = static_cast<size_t>(tokens * h) * sizeof(int32_t);
+  const size_t y2 = AlignUp(static_cast<size_t>(tokens * c) * sizeof(int32_t));
   s.store = y1 <= store_budget;
-  if (s.store) {
-    s.bytes = AlignUp(y1) + AlignUp(static_cast<size_t>(tokens * h)) + y2;
-  } else {
-    const size_t per_thread = AlignUp(static_cast<size_t>(kTokenBlock * h) * sizeof(float)) +
-                              AlignUp(static_cast<size_t>(kTokenBlock * h));
-    s.bytes = y2 + per_thread * static_cast<size_t>(std::max(1, n_threads));
-  }
+  // Per thread: an int8 hidden tile, and (recomputing) the int32 tile it comes from.
+  size_t per_thread = AlignUp(static_cast<size_t>(kTokenBlock * h));
+  if (!s.store) per_thread += AlignUp(static_cast<size_t>(kTokenBlock * h) * sizeof(int32_t));
+  s.bytes = (s.store ? AlignUp(y1) : 0) + y2 + per_thread * static_cast<size_t>(std::max(1, n_threads));
   return s;
 }
 
@@ -303,50 +300,54 @@ void MlpReluI8s(ThreadPool& pool, const I8sMatrix& w1, const float* b1, const I8
   TERN_CHECK(w1.k == C && w2.k == H && w2.n == C);
   const MlpScratch need = MlpScratchBytes(T, C, H, pool.size(), store_budget);
   TERN_CHECK(scratch_bytes >= need.bytes);
-  auto* base = static_cast<uint8_t*>(scratch);
-  if (need.store) {
-    float* y1 = reinterpret_cast<float*>(base);
-    base += AlignUp(static_cast<size_t>(T * H) * sizeof(float));
-    I8sTensor hidden{reinterpret_cast<int8_t*>(base), H, T, 0};
-    base += AlignUp(static_cast<size_t>(T * H));
-    MulMatAdd(pool, w1, b1, x, /*relu=*/true, y1, &hidden);
-    MulMatAdd(pool, w2, b2, hidden, /*relu=*/false, reinterpret_cast<float*>(base), out);
-    return;
-  }
   const kernels::KernelTable& kt = kernels::Kernels();
+  auto* base = static_cast<uint8_t*>(scratch);
+  int32_t* acc1 = nullptr;  // W1's sums, when stored
+  if (need.store) {
+    acc1 = reinterpret_cast<int32_t*>(base);
+    base += AlignUp(static_cast<size_t>(T * H) * sizeof(int32_t));
+  }
   auto* acc2 = reinterpret_cast<int32_t*>(base);
   uint8_t* per_thread = base + AlignUp(static_cast<size_t>(T * C) * sizeof(int32_t));
-  const size_t tile_bytes = AlignUp(static_cast<size_t>(kTokenBlock * H) * sizeof(int32_t));
-  const size_t pt_bytes = tile_bytes + AlignUp(static_cast<size_t>(kTokenBlock * H));
+  const size_t q_bytes = AlignUp(static_cast<size_t>(kTokenBlock * H));
+  const size_t pt_bytes =
+      q_bytes + (need.store ? 0 : AlignUp(static_cast<size_t>(kTokenBlock * H) * sizeof(int32_t)));
   const Cols xcols = DenseCols(x.q, T, C);
   const float c1 = w1.scale * x.scale;
 
-  // Pass A: G1 = max |y1| from the bounds of W1's sums, without keeping them.
-  AtomicAbsMax g1max;
-  pool.Run([&](int tid, int nth) {
-    int64_t t_b, t_e;
-    ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
-    RowBounds bounds(H);
-    TileOut o;
-    o.bounds = &bounds;
-    o.tile = reinterpret_cast<int32_t*>(per_thread + pt_bytes * tid);
-    o.ldo = H;
-    for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock)
-      GemmTileOut(kt, w1, xcols, t0, std::min(t_e, t0 + kTokenBlock), 0, H, o);
-    g1max.Update(bounds.AbsMax(kt, c1, b1));
-  });
-  const float g1 = g1max.Get();
+  // Pass A: G1 = max |y1| from the bounds of W1's sums, stored or not.
+  float g1;
+  if (need.store) {
+    g1 = GemmBias(pool, w1, xcols, c1, b1, acc1);
+  } else {
+    AtomicAbsMax g1max;
+    pool.Run([&](int tid, int nth) {
+      int64_t t_b, t_e;
+      ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
+      RowBounds bounds(H);
+      TileOut o;
+      o.bounds = &bounds;
+      o.tile = reinterpret_cast<int32_t*>(per_thread + pt_bytes * tid + q_bytes);
+      o.ldo = H;
+      for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock)
+        GemmTileOut(kt, w1, xcols, t0, std::min(t_e, t0 + kTokenBlock), 0, H, o);
+      g1max.Update(bounds.AbsMax(kt, c1, b1));
+    });
+    g1 = g1max.Get();
+  }
   const float inv1 = InvScale(g1);
   const float c2 = w2.scale * OutScale(g1);
 
-  // Pass B: recompute W1's sums per chunk, requantize them (ReLU) and multiply by W2 at once.
+  // Pass B, a token block at a time: the hidden activations requantized (ReLU; half away
+  // from zero, spec 3.4) from the stored sums or from W1's sums recomputed, and multiplied
+  // by W2 at once while they are in L1.
   AtomicAbsMax g2max;
   pool.Run([&](int tid, int nth) {
     int64_t t_b, t_e;
     ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
-    int8_t* q1 = reinterpret_cast<int8_t*>(per_thread + pt_bytes * tid + tile_bytes);
+    int8_t* q1 = reinterpret_cast<int8_t*>(per_thread + pt_bytes * tid);
     RowBounds bounds(C);
-    TileOut hidden;  // W1's sums straight to int8 (ReLU; half away from zero, spec 3.4)
+    TileOut hidden;  // recomputing: W1's sums straight to int8
     hidden.rq.q = q1;
     hidden.rq.ldq = H;
     hidden.rq.c = c1;
@@ -354,14 +355,18 @@ void MlpReluI8s(ThreadPool& pool, const I8sMatrix& w1, const float* b1, const I8
     hidden.rq.bias = b1;
     hidden.rq.mode = kernels::Round::kHalfAway;
     hidden.rq.relu = true;
-    hidden.tile = reinterpret_cast<int32_t*>(per_thread + pt_bytes * tid);
+    hidden.tile = reinterpret_cast<int32_t*>(per_thread + pt_bytes * tid + q_bytes);
     hidden.ldo = H;
     TileOut sums;  // W2's sums, kept for the output's requant
     sums.bounds = &bounds;
     sums.ldo = C;
     for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock) {
       const int64_t t1 = std::min(t_e, t0 + kTokenBlock), nt = t1 - t0;
-      GemmTileOut(kt, w1, xcols, t0, t1, 0, H, hidden);
+      if (need.store)
+        kt.i32_requant_i8(acc1 + t0 * H, nt, H, c1, b1, inv1, kernels::Round::kHalfAway,
+                          /*relu=*/true, q1);
+      else
+        GemmTileOut(kt, w1, xcols, t0, t1, 0, H, hidden);
       sums.acc = acc2 + t0 * C;
       GemmTileOut(kt, w2, DenseCols(q1, nt, H), 0, nt, 0, C, sums);
     }

@@ -65,9 +65,10 @@ void Conv1dAdd(ThreadPool& pool, const I8sConv1d& conv, const float* bias, const
                float* y_scratch, int8_t* col_scratch, I8sTensor* out);
 
 // out{C, T} = mul_mat_add(W2, mul_mat_add_relu(W1, x{C, T}, b1), b2): bit-identical to the two
-// ops in sequence. When the hidden activations (T*H floats) fit `store_budget` bytes they
-// are stored (the two ops verbatim); otherwise they are never materialized: pass A computes
-// only their absmax, pass B recomputes them chunk by chunk, requantizes and feeds W2 at once
+// ops in sequence. Pass A learns the hidden absmax from W1's int32 sums; pass B, a token
+// block at a time, requantizes the hidden block (ReLU) into L1 and multiplies it by W2 at
+// once, so the int8 hidden tensor is never materialized. The sums themselves are stored
+// in pass A when their T*H*4 bytes fit `store_budget`; otherwise pass B recomputes them
 // (one extra W1 product, memory O(T*C) instead of O(T*H)).
 struct MlpScratch {
   bool store = false;

@@ -149,12 +149,15 @@ void PlanConv(const ops::I8sConv1d& c, int64_t* t, Plan* p) {
   p->i8 = std::max(p->i8, *t * c.out_ch);
 }
 
-// FFN hidden activations: recompute or store (ops::MlpReluI8s)? Recomputing costs C more
+// FFN hidden sums: recompute or store (ops::MlpReluI8s)? Recomputing costs C more
 // multiply-adds per hidden value; storing costs 4 bytes written and read back, from DRAM
-// once the tensor leaves the caches. Measured at 1 thread (process CPU): with C <= 64
-// recomputed and up to 256 MB stored, 20 s of audio took 8.1 s against 1.2 s for 3.5 s, its
-// stage 2 (C = 128, 245 MB stored) alone 2.4x stage 1. So narrow FFNs always recompute, and
-// wide ones store only what stays near cache size.
+// once the tensor leaves the caches. Measured at 1 thread on 3.5 s (encoder_ops_microbench
+// BmFfn, one block; the sums are 43 MB at stages 0-2, 21 MB at stage 3): stage 0 (C = 32)
+// 8-9 ms recomputed against 14-15 stored, stage 1 13-14 against 17, stage 2 23-24 against
+// 22, stage 3 20-21 against 17; the whole encoder with stage 2 storing was no faster, run
+// beside another (memory bandwidth is shared). Earlier, 256 MB stored at 20 s made stage 2
+// 2.4x stage 1. So FFNs up to C = 128 always recompute, and wider ones store up to the
+// budget.
 size_t MlpBudget(int64_t c) { return c <= 128 ? 0 : Encoder::kMlpStoreBudget; }
 
 Plan MakePlan(const Encoder::BranchModel& m, size_t n, int n_threads) {
