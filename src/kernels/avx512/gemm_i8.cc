@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "kernels/avx512/impl.h"
-#include "kernels/avx512/reduce.h"
 #include "kernels/avx512/requant.h"
 #include "kernels/packing.h"
 #include "kernels/unroll.h"
@@ -26,27 +25,18 @@ inline __m512i Bcast4(const int8_t* p, int64_t valid) {
   return _mm512_set1_epi32(v);
 }
 
-// xsum[j] = sum of the k bytes of row j (stride ldx), n rows, 16 at a time (reduce.h: one
-// horizontal reduction per row, a dependent chain of nine, cost more than the dot products
-// of a K = 32 tile).
-void RowSums(const int8_t* x, int64_t ldx, int64_t n, int64_t k, int32_t* xsum) {
+int32_t RowSum(const int8_t* x, int64_t k) {
   const __m512i ones = _mm512_set1_epi8(1);
-  const __mmask64 tail = k % 64 ? (~uint64_t{0}) >> (64 - k % 64) : ~uint64_t{0};
-  for (int64_t j0 = 0; j0 < n; j0 += 16) {
-    const int64_t nr = n - j0 < 16 ? n - j0 : 16;
-    __m512i a[16];
-    TERN_UNROLL for (int r = 0; r < 16; ++r) a[r] = _mm512_setzero_si512();
-    for (int64_t i = 0; i < k; i += 64) {
-      const __mmask64 mk = i + 64 <= k ? ~__mmask64(0) : tail;
-      // Rows past the last load nothing (mask 0) from the last row's address.
-      TERN_UNROLL for (int r = 0; r < 16; ++r) {
-        const int8_t* xr = x + (j0 + (r < nr ? r : nr - 1)) * ldx + i;
-        a[r] = _mm512_dpbusd_epi32(a[r], ones, _mm512_maskz_loadu_epi8(r < nr ? mk : 0, xr));
-      }
-    }
-    const __mmask16 m = nr == 16 ? __mmask16(0xffff) : __mmask16((1u << nr) - 1);
-    _mm512_mask_storeu_epi32(xsum + j0, m, Transpose16Sum(a));
+  __m512i acc = _mm512_setzero_si512();
+  int64_t i = 0;
+  for (; i + 64 <= k; i += 64) {
+    acc = _mm512_dpbusd_epi32(acc, ones, _mm512_loadu_si512(x + i));
   }
+  if (i < k) {
+    const __mmask64 m = (~uint64_t{0}) >> (64 - (k - i));
+    acc = _mm512_dpbusd_epi32(acc, ones, _mm512_maskz_loadu_epi8(m, x + i));
+  }
+  return _mm512_reduce_add_epi32(acc);
 }
 
 // Tile epilogues: what becomes of the corrected sums of one row group g (16 rows, lanes past
@@ -208,7 +198,7 @@ void Gemm(const uint8_t* w, int64_t k, int64_t r0, int64_t r1, const int8_t* x, 
   const int64_t chunk = rows < kChunk ? rows : kChunk;
   for (int64_t j0 = 0; j0 < n; j0 += chunk) {
     const int64_t nj = n - j0 < chunk ? n - j0 : chunk;
-    RowSums(x + j0 * ldx, ldx, nj, k, xsum);
+    for (int64_t j = 0; j < nj; ++j) xsum[j] = RowSum(x + (j0 + j) * ldx, k);
     // GEMV (the decoder's int8 head): one row group at a time, so the weights are read as
     // one sequential stream, which the tile prefetches ahead itself (four groups at once
     // read four interleaved streams: measured 20-30% slower from DRAM, `tern bench kernels
