@@ -4,9 +4,9 @@
 // Stage s of the full geometry has C = 32 * 2^s channels and 84000 / (1, 2, 4, 16, 80)[s]
 // frames; its FFN is 4C wide, its hidden sums recomputed (store 0, as the encoder runs
 // stages 0-2) or stored (store 1, stage 3 and wider). Fill 0/1/2: RMSNorm, add_scaled,
-// depthwise conv. Conv s: stage s's downsampling conv, on the frames before it. "GOPS" counts the multiply-adds the op's result needs (2 per MAC), not the
-// ones it spends: the recomputing FFN does one W1 product twice, the convs skip their zero
-// taps.
+// depthwise conv. Conv s: stage s's downsampling conv, on the frames before it. "GOPS"
+// counts the multiply-adds the op's result needs (2 per MAC), not the ones it spends: the
+// recomputing FFN does one W1 product twice, the convs skip their zero taps.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>

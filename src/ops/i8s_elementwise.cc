@@ -44,16 +44,15 @@ float TwoPass(ThreadPool& pool, int64_t T, int64_t C, int64_t work_per_row, Tile
               Fill&& fill, Fused&& fused, Pre&& prepass, float* y_scratch, kernels::Round mode,
               int8_t* out) {
   const kernels::KernelTable& kt = kernels::Kernels();
-  bool fuse = false;
-  if constexpr (!std::is_same_v<std::decay_t<Fused>, std::nullptr_t>)
-    fuse = y_scratch == nullptr && kt.i8_fill_fused != nullptr;
+  constexpr bool kFusable = !std::is_same_v<std::decay_t<Fused>, std::nullptr_t>;
+  const bool fuse = kFusable && y_scratch == nullptr && kt.i8_fill_fused != nullptr;
   AtomicAbsMax gmax;
   ForRows(pool, T, work_per_row, [&](int64_t t0, int64_t t1) {
     prepass(t0, t1);
     alignas(64) float tile[kTileFloats];
     float m = 0;
     tiles(t0, t1, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-      if constexpr (!std::is_same_v<std::decay_t<Fused>, std::nullptr_t>) {
+      if constexpr (kFusable) {
         if (fuse) {
           m = std::max(m, kt.i8_fill_fused(fused(r0, c0), r1 - r0, c1 - c0, 0, mode, nullptr));
           return;
@@ -74,7 +73,7 @@ float TwoPass(ThreadPool& pool, int64_t T, int64_t C, int64_t work_per_row, Tile
     }
     alignas(64) float tile[kTileFloats];
     tiles(t0, t1, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-      if constexpr (!std::is_same_v<std::decay_t<Fused>, std::nullptr_t>) {
+      if constexpr (kFusable) {
         if (fuse) {
           kt.i8_fill_fused(fused(r0, c0), r1 - r0, c1 - c0, inv, mode, out + r0 * C + c0);
           return;

@@ -289,7 +289,8 @@ MlpScratch MlpScratchBytes(int64_t tokens, int64_t c, int64_t h, int n_threads,
   // Per thread: an int8 hidden tile, and (recomputing) the int32 tile it comes from.
   size_t per_thread = AlignUp(static_cast<size_t>(kTokenBlock * h));
   if (!s.store) per_thread += AlignUp(static_cast<size_t>(kTokenBlock * h) * sizeof(int32_t));
-  s.bytes = (s.store ? AlignUp(y1) : 0) + y2 + per_thread * static_cast<size_t>(std::max(1, n_threads));
+  s.bytes = (s.store ? AlignUp(y1) : 0) + y2 +
+            per_thread * static_cast<size_t>(std::max(1, n_threads));
   return s;
 }
 

@@ -204,7 +204,8 @@ void FillRequant(Src src, int64_t rows, int64_t n, float inv, int8_t* q) {
     const __m512i packed = _mm512_packs_epi16(_mm512_packs_epi32(a, b), _mm512_packs_epi32(c, d));
     _mm512_storeu_si512(q + o, _mm512_permutexvar_epi32(order, packed));
   }
-  for (; o < total; o += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(q + o), _mm512_cvtepi32_epi8(next(o)));
+  for (; o < total; o += 16)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + o), _mm512_cvtepi32_epi8(next(o)));
 }
 
 template <class Src>
