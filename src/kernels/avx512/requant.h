@@ -17,10 +17,11 @@ inline __m512i RoundToI32(__m512 v) {
   } else if constexpr (kNonNegative) {
     return _mm512_cvttps_epi32(_mm512_add_ps(v, _mm512_set1_ps(kBelowHalf)));
   } else {
-    const __m512i sign =
-        _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(int32_t(0x80000000)));
-    const __m512 h = _mm512_castsi512_ps(
-        _mm512_or_si512(sign, _mm512_castps_si512(_mm512_set1_ps(kBelowHalf))));
+    // h = (v & sign bit) | kBelowHalf: copysign(kBelowHalf, v) in one vpternlogd (0xea:
+    // (A & B) | C).
+    const __m512 h = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+        _mm512_castps_si512(v), _mm512_set1_epi32(int32_t(0x80000000)),
+        _mm512_castps_si512(_mm512_set1_ps(kBelowHalf)), 0xea));
     return _mm512_cvttps_epi32(_mm512_add_ps(v, h));
   }
 }
@@ -30,9 +31,15 @@ inline __m512i RoundToI32(__m512 v) {
 // returns +0 for -0 and NaN as well, so after the ReLU clamp every lane is >= +0.
 template <Round kMode, bool kRelu>
 inline __m512i ScaleRoundI32(__m512 y, __m512 inv) {
-  const __m512 lo = _mm512_set1_ps(kRelu ? 0.0f : -127.0f), hi = _mm512_set1_ps(127.0f);
+  const __m512 hi = _mm512_set1_ps(127.0f);
   const __m512 v = _mm512_mul_ps(y, inv);
-  return RoundToI32<kMode, kRelu>(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
+  if constexpr (kRelu) {
+    return RoundToI32<kMode, true>(_mm512_min_ps(_mm512_max_ps(v, _mm512_setzero_ps()), hi));
+  } else {
+    // vrangeps imm 0b0010: the operand of smaller magnitude, with v's sign: clamp(v, -127,
+    // 127) in one instruction, infinities included.
+    return RoundToI32<kMode, false>(_mm512_range_ps(v, hi, 0x02));
+  }
 }
 
 }  // namespace tern::kernels::avx512
