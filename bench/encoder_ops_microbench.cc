@@ -101,8 +101,8 @@ void BmFill(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * t * c);
 }
 
-// args: stage (4 or 5): the stride-5 downsampling conv, 10 taps stored zero-padded to 16.
-// Stage s's downsampling conv (spec 3.1): stored taps, real taps, stride, input channels.
+// arg: stage (0-5). Stage s's downsampling conv (spec 3.1): stored taps, real taps (the
+// stored kernel's leading taps are zero), stride, input channels, input samples per frame.
 void BmConv(benchmark::State& st) {
   struct Geo { int64_t k, real, stride, ic, hop; };
   constexpr Geo kGeo[6] = {{8, 7, 1, 1, 1},    {4, 4, 2, 32, 1},    {4, 4, 2, 64, 2},

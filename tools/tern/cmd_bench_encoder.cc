@@ -4,10 +4,9 @@
 // One record per length: median time of Encoder::Run (wall, or with --clock cpu the process
 // CPU time / threads) with its activation buffers kept between runs, as an engine Session
 // keeps them; the warm-up run, which allocates and first touches them, is reported apart.
-// GOPS counts 2 int8 ops per
-// multiply-add of every conv, depthwise and linear layer of both branches. Branch times,
-// the per-stage split of the last run and the peak RSS go to stderr. Lengths longer than
-// 10 s run min(--min-reps, 3) times (one run is seconds long).
+// GOPS counts 2 int8 ops per multiply-add of every conv, depthwise and linear layer of both
+// branches. Branch times, the per-stage split of the last run and the peak RSS go to stderr.
+// Lengths longer than 10 s run min(--min-reps, 3) times (one run is seconds long).
 #include <time.h>
 
 #include <algorithm>

@@ -57,30 +57,6 @@ void QuantizeRowsI8(const float* x, int64_t rows, int64_t k, int64_t ldx, int8_t
 
 namespace {
 
-// Requantizes n values that src(i, mask) yields 16 at a time (masked lanes zero), clamping
-// to [-127, 127], or to [0, 127] with kRelu (requant.h).
-template <Round kMode, bool kRelu = false, typename Src>
-void Requant(int64_t n, float inv, Src src, int8_t* q) {
-  const __m512 vinv = _mm512_set1_ps(inv);
-  auto round16 = [&](int64_t i, __mmask16 m) {
-    return ScaleRoundI32<kMode, kRelu>(src(i, m), vinv);
-  };
-  // 64 values per step: two saturating packs (exact, |q| <= 127) leave dword 4L + s holding
-  // values 4L..4L+3 of input vector s; one permute restores the order for a single store.
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  int64_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    const __m512i a = round16(i, 0xffff), b = round16(i + 16, 0xffff);
-    const __m512i c = round16(i + 32, 0xffff), d = round16(i + 48, 0xffff);
-    const __m512i packed = _mm512_packs_epi16(_mm512_packs_epi32(a, b), _mm512_packs_epi32(c, d));
-    _mm512_storeu_si512(q + i, _mm512_permutexvar_epi32(order, packed));
-  }
-  for (; i < n; i += 16) {
-    const __mmask16 m = TailMask(n - i);
-    _mm_mask_storeu_epi8(q + i, m, _mm512_cvtepi32_epi8(round16(i, m)));
-  }
-}
-
 template <Round kMode>
 void RequantF32(const float* x, int64_t n, float inv, int8_t* q) {
   Requant<kMode>(n, inv, [x](int64_t i, __mmask16 m) {
