@@ -199,10 +199,10 @@ TEST(Server, FormFieldsReachTheEngine) {
   ASSERT_GT(srv.port(), 0);
   httplib::Client c = srv.Client();
   auto r = c.Post("/v1/audio/transcriptions",
-                  Form("008.wav", {{"response_format", "text"}, {"hotwords", " ticket, bedroom"},
+                  Form("024.wav", {{"response_format", "text"}, {"hotwords", " lights, bedroom"},
                                    {"hotword_boost", "3"}}));
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->body, "I left my ticket in the bedroom.\n");
+  EXPECT_EQ(r->body, "Turn off the lights in the bedroom.\n");
   TranscribeOptions o;
   o.context = "a lost ticket";
   o.decoding.beam = 2;

@@ -133,7 +133,12 @@ TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
     double max_abs = 0;
     const double max_diff = MaxDiff(feats->data, ref_feats, &max_abs);
     std::printf("%s features: max |engine - torch| = %.3g (max |x| %.3g)\n", stem, max_diff, max_abs);
-    EXPECT_LE(max_diff, 0.02 * max_abs) << stem;
+    // A requantization that lands on the other side of a rounding boundary in one path (float
+    // products in PyTorch, exact int32 sums here) moves a tensor's values, and a scale flip
+    // moves all later ones: measured 1.4%, 1.1% and 2.9% of max |x| on the three clips
+    // (RMS 1.8 / 1.5 / 4.1%; the previous bundle: two clips identical, one 1.8%). A wrong op
+    // or layout gives differences of the order of the values themselves.
+    EXPECT_LE(max_diff, 0.05 * max_abs) << stem;
 
     // Prompt ids.
     Result<engine::Prompt> prompt = engine::BuildPrompt(*m.tokenizer, m.special, static_cast<int64_t>(audio->samples.size()), PromptFormat::kText, "");
@@ -176,8 +181,8 @@ TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
 // Each generated token's log-probability (DecodingOptions::logprobs) is the log-softmax of
 // the logits it was chosen from: checked against PyTorch's logits for the reference clips,
 // as far as the engine's greedy ids equal PyTorch's. Where the engine's features equal
-// PyTorch's to float noise the two agree to 1e-4; on a clip where one requantization lands
-// on the other side of a rounding boundary (features ~2% apart, see the test above), to 0.05.
+// PyTorch's to float noise the two agree to 1e-4; where requantizations land on the other
+// side of a rounding boundary (features 1-3% apart, see the test above), to 0.05.
 TEST(TinyModel, TokenLogProbsMatchPyTorchLogits) {
   auto model = LoadTiny();
   ASSERT_TRUE(model);
@@ -227,14 +232,14 @@ TEST(TinyModel, TokenLogProbsMatchPyTorchLogits) {
 }
 
 // Held-out accuracy gate. The bundled model measures, with this engine on these 32 clips,
-// 56.2% WER on the seen voices (96 words) and 57.4% on the held-out voice (101 words); its
-// PyTorch forward on the whole 200-clip test set gives 56.2% / 54.5% (training/README.md
+// 39.6% WER on the seen voices (96 words) and 40.6% on the held-out voice (101 words); its
+// PyTorch forward on the whole 200-clip test set gives 43.5% / 38.8% (training/README.md
 // "Bundled model"). The gate sits ~8 points above: room for a few near-tie flips between
-// float paths (each moves a few words of ~100), far below what a model that ignores the
-// audio scores (94-98%: the previous bundle, and this one's checkpoints before it learned to
-// listen). Decoding is greedy and thread-count independent, so the figure is reproducible.
-constexpr double kMaxWerSeenVoices = 0.65;
-constexpr double kMaxWerHeldoutVoice = 0.65;
+// float paths (each moves a few words of ~100), and below what the previous bundle scored
+// (56% / 57%), let alone a model that ignores the audio (94-98%). Decoding is greedy and
+// thread-count independent, so the figure is reproducible.
+constexpr double kMaxWerSeenVoices = 0.48;
+constexpr double kMaxWerHeldoutVoice = 0.48;
 
 struct WerCount {
   size_t edits = 0, words = 0;
@@ -290,8 +295,8 @@ TEST(TinyModel, HeldOutWordErrorRate) {
 // Hotwords (DecodingOptions::hotwords): naming a clip's own content words (4 letters or
 // more) must fix many of the words the model gets wrong, and naming the next clip's words
 // instead (wrong hints) must cost little. Measured with the default boost 2 on these 32
-// clips: 56.9% WER without hints, 25.4% with their own words, 60.4% with the next clip's
-// (boost 1: 44.7 / 58.9; boost 3: 34.5 / 61.9; boost 5: 35.5 / 68.5). The gates leave ~8
+// clips: 40.1% WER without hints, 22.3% with their own words, 41.6% with the next clip's
+// (boost 1: 29.4 / 40.1; boost 3: 21.8 / 44.7; boost 5: 26.4 / 67.5). The gates leave ~8
 // points for near-tie flips between float paths.
 TEST(TinyModel, HotwordsFavourTheWordsTheyName) {
   auto model = LoadTiny();
@@ -332,7 +337,7 @@ TEST(TinyModel, HotwordsFavourTheWordsTheyName) {
   std::printf("WER without hotwords %.1f%%, with the clip's own words %.1f%%, with another "
               "clip's %.1f%% (%zu words)\n", 100 * none.wer(), 100 * own.wer(), 100 * other.wer(),
               none.words);
-  EXPECT_LE(own.wer(), none.wer() - 0.15);
+  EXPECT_LE(own.wer(), none.wer() - 0.10);
   EXPECT_LE(other.wer(), none.wer() + 0.08);
 }
 
@@ -348,23 +353,23 @@ int RunCommand(const std::string& cmd, std::string* out) {
 }
 
 // The CLI's --hotwords: comma-separated words, spaces around them dropped; bad values are
-// usage errors (exit 2) naming the option. Boost 3 here: at the default 2 this clip gets
-// "bedroom" but keeps "bag".
+// usage errors (exit 2) naming the option. Without hints the bundled model hears this clip
+// as "Turn off the lamp in the basement." (greedy) or "... the fan in the basement." (beam 2).
 TEST(TinyModel, HotwordsFromTheCommandLine) {
   const std::string tern = std::string(TERN_BINARY) + " transcribe --model " +
                            std::string(TERN_SOURCE_DIR) + "/models/tiny-en -t 1 " + kDataDir +
-                           "/008.wav";
+                           "/024.wav";
   std::string plain, hinted, err;
   ASSERT_EQ(RunCommand(tern, &plain), 0);
-  ASSERT_EQ(RunCommand(tern + " --hotwords ' ticket ,bedroom ' --hotword-boost 3", &hinted), 0) << hinted;
-  EXPECT_EQ(hinted, "I left my ticket in the bedroom.\n") << "without hints: " << plain;
+  ASSERT_EQ(RunCommand(tern + " --hotwords ' lights ,bedroom ' --hotword-boost 3", &hinted), 0) << hinted;
+  EXPECT_EQ(hinted, "Turn off the lights in the bedroom.\n") << "without hints: " << plain;
   EXPECT_NE(plain, hinted);
   std::string beam;  // beam search ranks by the boosted scores too
-  ASSERT_EQ(RunCommand(tern + " --beam 2 --hotwords ticket,bedroom --hotword-boost 3", &beam), 0);
+  ASSERT_EQ(RunCommand(tern + " --beam 2 --hotwords lights,bedroom --hotword-boost 3", &beam), 0);
   EXPECT_EQ(beam, hinted);
-  EXPECT_EQ(RunCommand(tern + " --hotwords 'ticket,,bedroom'", &err), 2);
+  EXPECT_EQ(RunCommand(tern + " --hotwords 'lights,,bedroom'", &err), 2);
   EXPECT_NE(err.find("--hotwords: an empty word"), std::string::npos) << err;
-  EXPECT_EQ(RunCommand(tern + " --hotwords ticket --hotword-boost 30", &err), 2);
+  EXPECT_EQ(RunCommand(tern + " --hotwords lights --hotword-boost 30", &err), 2);
   EXPECT_NE(err.find("hotword boost must be in [0, 20]"), std::string::npos) << err;
 }
 
@@ -500,9 +505,10 @@ TEST(TinyModel, LongAudioGoesInPiecesCutInThePauses) {
   const double wer = static_cast<double>(EditDistance(ref, hyp)) / ref.size();
   std::printf("%zu pieces, WER %.1f%% over %zu words\n  hyp: %s\n", whole->pieces.size(),
               100 * wer, ref.size(), whole->text.c_str());
-  // The pieces hold whole sentences, so the words fare about as in HeldOutWordErrorRate
-  // (these clips alone: ~57%); a cut through words or a hallucinated tail would show here.
-  EXPECT_LE(wer, kMaxWerSeenVoices);
+  // The pieces hold whole sentences, so the words fare about as the clips do alone: 46.8% in
+  // pieces against 37.7% for these twelve clips one by one (the previous bundle: 53 / 52%).
+  // A cut through words or a hallucinated tail would show here (the gate sits ~8 points up).
+  EXPECT_LE(wer, 0.55);
 }
 
 }  // namespace
