@@ -198,11 +198,12 @@ TEST(Server, FormFieldsReachTheEngine) {
   Server srv({});
   ASSERT_GT(srv.port(), 0);
   httplib::Client c = srv.Client();
+  // Without the hotwords the bundled model hears "Add juice and coffee to the list."
   auto r = c.Post("/v1/audio/transcriptions",
-                  Form("024.wav", {{"response_format", "text"}, {"hotwords", " lights, bedroom"},
+                  Form("023.wav", {{"response_format", "text"}, {"hotwords", " cheese, milk"},
                                    {"hotword_boost", "3"}}));
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->body, "Turn off the lights in the bedroom.\n");
+  EXPECT_EQ(r->body, "Add cheese and milk to the list.\n");
   TranscribeOptions o;
   o.context = "a lost ticket";
   o.decoding.beam = 2;

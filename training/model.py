@@ -319,7 +319,10 @@ class Layer(nn.Module):
         self.up = TLinear(h, ffn, qs)
         self.down = TLinear(ffn, h, qs)
 
-    def forward(self, x, pos, mask, theta, eps, f16_kv=False):
+    def forward(self, x, pos, mask, theta, eps, f16_kv=False, past=None, keep=False):
+        """`past`: keys and values [1, nkv, P, dh] of a prefix shared by every sequence of
+        the batch, which x continues (mask [B, S, P + S]); `keep` stores this call's as
+        self.kv (train_decoder.py computes the prompt's fixed head once per batch)."""
         B, S, _ = x.shape
         h = rms_last(x, self.attn_norm, eps)
         q = self.q(h).view(B, S, self.nh, self.dh).transpose(1, 2)
@@ -328,6 +331,11 @@ class Layer(nn.Module):
         q, k = rope_neox(q, pos, theta), rope_neox(k, pos, theta)
         if f16_kv:                                  # the engine's F16 KV cache
             k, v = k.half().float(), v.half().float()
+        if keep:
+            self.kv = (k, v)
+        if past is not None:
+            k = torch.cat([past[0].expand(B, -1, -1, -1), k], dim=2)
+            v = torch.cat([past[1].expand(B, -1, -1, -1), v], dim=2)
         rep = self.nh // self.nkv
         k = k.repeat_interleave(rep, dim=1)
         v = v.repeat_interleave(rep, dim=1)
@@ -350,10 +358,14 @@ class Decoder(nn.Module):
         self.norm = nn.Parameter(torch.ones(h))
         self.output = nn.Linear(h, vocab, bias=False)
 
-    def forward(self, x, pos, mask, f16_kv=False):
-        for l in self.layers:
-            x = l(x, pos, mask, self.theta, self.eps, f16_kv)
-        return self.output(rms_last(x, self.norm, self.eps))
+    def forward(self, x, pos, mask, f16_kv=False, past=None, keep=False, head=True):
+        """past/keep: Layer.forward's, per layer; head=False returns the normed hidden states
+        instead of the logits (to apply the head to a few positions only)."""
+        for i, l in enumerate(self.layers):
+            x = l(x, pos, mask, self.theta, self.eps, f16_kv, None if past is None else past[i],
+                  keep)
+        x = rms_last(x, self.norm, self.eps)
+        return self.output(x) if head else x
 
 
 class ASR(nn.Module):

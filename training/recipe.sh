@@ -1,38 +1,45 @@
 #!/bin/bash
-# The bundled model's training, from scratch, as one script: six stages, each starting from
+# The bundled model's training, from scratch, as one script: seven stages, each starting from
 # the previous stage's weights (README.md "Reproduce" says why each stage exists). Data:
-# `synth.py --train 8000` first. Budgets are optimizer steps, so the result does not depend
-# on how busy the machine is; A-E keep the step counts and schedule lengths (--horizon) of
-# the hand-run stages behind the previous bundle, stopped part-way through their schedules.
-# 112 minutes on the idle 2-core Zen 4 host. usage: bash recipe.sh [OUT_DIR]
+# `synth.py --train 8000` first; stage G also needs tern built (build/bin/tern). Budgets are
+# optimizer steps, so the result does not depend on how busy the machine is; A-E keep the
+# step counts and schedule lengths (--horizon) of the hand-run stages behind an earlier
+# bundle, stopped part-way through their schedules. ~117 minutes on the idle 2-core Zen 4
+# host. usage: bash recipe.sh [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")"
 out=${1:-work/recipe}
 mkdir -p "$out"
 export OMP_WAIT_POLICY=PASSIVE
 py=/usr/bin/python3
-common=(--threads 2 --batch-seconds 10 --mel-weight 1.0)
+trainer=(train.py --threads 2 --batch-seconds 10 --mel-weight 1.0)   # stages A-F
 enc=(--guide-weight 0 --tok-drop 0.1)          # stages A-C: the encoder learns to hear
 dec=(--ctc-weight 0.3 --char-weight 1.0 --guide-weight 0.5 --tok-drop 0.3)  # D-F: and is heard
-stage() {  # name, then train.py arguments
-    local name=$1; shift
+stage() {  # name, script, then its arguments
+    local name=$1 script=$2; shift 2
     [ -f "$out/$name/ckpt.pt" ] && { echo "stage $name: done already"; return; }
     mkdir -p "$out/$name"
     echo "stage $name: $(date +%T)"
-    "$py" train.py "${common[@]}" "$@" --out "$out/$name/part.pt" > "$out/$name/train.log" 2>&1
+    "$py" "$script" "$@" --out "$out/$name/part.pt" > "$out/$name/train.log" 2>&1
     mv "$out/$name/part.pt" "$out/$name/ckpt.pt"
 }
-stage A --steps 2400 --horizon 8450 --lr 2e-3 --ctc-weight 0.5 --char-weight 0.5 "${enc[@]}"
+stage A "${trainer[@]}" --steps 2400 --horizon 8450 --lr 2e-3 --ctc-weight 0.5 \
+    --char-weight 0.5 "${enc[@]}"
 # B: a fresh stage 6, heads and token-CTC head on A's trunk
-stage B --steps 520 --horizon 6050 --lr 1.5e-3 --ctc-weight 0.5 --char-weight 0.5 "${enc[@]}" \
-    --init "$out/A/ckpt.pt" \
+stage B "${trainer[@]}" --steps 520 --horizon 6050 --lr 1.5e-3 --ctc-weight 0.5 \
+    --char-weight 0.5 "${enc[@]}" --init "$out/A/ckpt.pt" \
     --reinit encoder.trunk.down.6,encoder.trunk.stages.6,encoder.acoustic,encoder.semantic,ctc
-stage C --steps 2180 --horizon 6810 --lr 1.5e-3 --ctc-weight 0.3 --char-weight 1.0 "${enc[@]}" \
-    --init "$out/B/ckpt.pt"
-stage D --steps 2790 --horizon 4568 --qat-from 0.5 --lr 1.5e-3 "${dec[@]}" --init "$out/C/ckpt.pt"
-stage E --steps 2200 --horizon 3070 --qat-from 0 --lr 1e-3 "${dec[@]}" --init "$out/D/ckpt.pt"
+stage C "${trainer[@]}" --steps 2180 --horizon 6810 --lr 1.5e-3 --ctc-weight 0.3 \
+    --char-weight 1.0 "${enc[@]}" --init "$out/B/ckpt.pt"
+stage D "${trainer[@]}" --steps 2790 --horizon 4568 --qat-from 0.5 --lr 1.5e-3 "${dec[@]}" \
+    --init "$out/C/ckpt.pt"
+stage E "${trainer[@]}" --steps 2200 --horizon 3070 --qat-from 0 --lr 1e-3 "${dec[@]}" \
+    --init "$out/D/ckpt.pt"
 # F: a fresh schedule, the rate held for its first 30% (E's had decayed while the model still
-#    improved fast); 3600 steps, the rest of the 2-hour budget
-stage F --steps 3600 --decay-from 0.3 --qat-from 0 --lr 8e-4 --seed 3 "${dec[@]}" \
-    --init "$out/E/ckpt.pt"
-echo "done: $(date +%T); $out/F/ckpt.pt"
+#    improved fast)
+stage F "${trainer[@]}" --steps 2400 --decay-from 0.3 --qat-from 0 --lr 8e-4 --seed 3 \
+    "${dec[@]}" --init "$out/E/ckpt.pt"
+# G: the decoder alone on the frozen encoder's features, computed once per clip by tern's
+#    engine (needs build/bin/tern); the rest of the 2-hour budget
+stage G train_decoder.py --threads 2 --views 2 --steps 2400 --init "$out/F/ckpt.pt"
+echo "done: $(date +%T); $out/G/ckpt.pt"
