@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -375,6 +376,54 @@ TEST(TinyModel, HotwordsFromTheCommandLine) {
   EXPECT_NE(err.find("--hotwords: an empty word"), std::string::npos) << err;
   EXPECT_EQ(RunCommand(tern + " --hotwords milk --hotword-boost 30", &err), 2);
   EXPECT_NE(err.find("hotword boost must be in [0, 20]"), std::string::npos) << err;
+}
+
+// `tern encode`: one input to --dump-features FILE, several to --output-dir DIR (one
+// <stem>.f32 each, the encoder loaded once); each file holds exactly the library encoder's
+// features. A failing input is reported and the others still run; bad option combinations
+// are usage errors (exit 2) that say what to give instead.
+TEST(TinyModel, EncodeCommandWritesFeaturesPerInput) {
+  auto model = LoadTiny();
+  ASSERT_TRUE(model);
+  const std::string dir = ::testing::TempDir() + "tern_encode_test";
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(std::filesystem::create_directory(dir));
+  const std::string tern = std::string(TERN_BINARY) + " encode --model " +
+                           std::string(TERN_SOURCE_DIR) + "/models/tiny-en -q ";
+  const std::vector<std::string> stems = {"000", "001", "002"};
+  std::string files, out;
+  for (const std::string& s : stems) files += " " + kDataDir + "/" + s + ".wav";
+  ASSERT_EQ(RunCommand(tern + "--output-dir " + dir + files, &out), 0) << out;
+  ASSERT_EQ(RunCommand(tern + "--dump-features " + dir + "/one.f32 " + kDataDir + "/001.wav",
+                       &out), 0) << out;
+  ThreadPool pool(1);
+  for (const std::string& s : stems) {
+    Result<Audio> audio = LoadAudio(kDataDir + "/" + s + ".wav");
+    ASSERT_TRUE(audio.ok());
+    Result<vibeasr::Features> want =
+        model->impl().encoder->Run(audio->samples.data(), audio->samples.size(), pool);
+    ASSERT_TRUE(want.ok());
+    EXPECT_EQ(ReadF32(dir + "/" + s + ".f32"), want->data) << s;
+    if (s == "001") EXPECT_EQ(ReadF32(dir + "/one.f32"), want->data);
+  }
+  // A missing file among three: the other two are written, exit 1, the count reported.
+  std::filesystem::remove(dir + "/002.f32");
+  EXPECT_EQ(RunCommand(tern + "--output-dir " + dir + " " + kDataDir + "/001.wav " + dir +
+                           "/missing.wav " + kDataDir + "/002.wav", &out), 1);
+  EXPECT_NE(out.find("missing.wav"), std::string::npos) << out;
+  EXPECT_NE(out.find("1 of 3 inputs failed"), std::string::npos) << out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/002.f32"));
+  EXPECT_EQ(RunCommand(tern + kDataDir + "/001.wav", &out), 2);
+  EXPECT_NE(out.find("--dump-features FILE (one input) or --output-dir DIR"), std::string::npos)
+      << out;
+  EXPECT_EQ(RunCommand(tern + "--dump-features " + dir + "/x.f32" + files, &out), 2);
+  EXPECT_NE(out.find("--dump-features takes one input, got 3"), std::string::npos) << out;
+  EXPECT_EQ(RunCommand(tern + "--output-dir " + dir + files + " " + kDataDir + "/001.wav", &out),
+            2);
+  EXPECT_NE(out.find("a second input would write"), std::string::npos) << out;
+  EXPECT_EQ(RunCommand(tern + "--output-dir " + dir + "/none" + files, &out), 1);
+  EXPECT_NE(out.find("not a directory"), std::string::npos) << out;
+  std::filesystem::remove_all(dir);
 }
 
 // TranscribeOptions::on_text: the deltas join to the transcript byte for byte (its text less

@@ -4,7 +4,7 @@
 # `synth.py --train 8000` first; stage G also needs tern built (build/bin/tern). Budgets are
 # optimizer steps, so the result does not depend on how busy the machine is; A-E keep the
 # step counts and schedule lengths (--horizon) of the hand-run stages behind an earlier
-# bundle, stopped part-way through their schedules. ~117 minutes on the idle 2-core Zen 4
+# bundle, stopped part-way through their schedules. ~116 minutes on the idle 2-core Zen 4
 # host. usage: bash recipe.sh [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")"

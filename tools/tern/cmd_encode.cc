@@ -1,13 +1,18 @@
-// tern encode --model DIR | --vae FILE  AUDIO  --dump-features FILE  [-t N]
+// tern encode --model DIR | --vae FILE  AUDIO...  (--dump-features FILE | --output-dir DIR)
 // Runs only the audio encoder (both branches, summed) and writes the features as raw
-// little-endian float32, frames x hidden, row-major. A summary goes to stderr.
+// little-endian float32, frames x hidden, row-major: to FILE for one input, or to
+// DIR/<stem>.f32 for each of several (the encoder loads once; training/train_decoder.py
+// computes a training set's features this way). A summary per input goes to stderr.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "audio/audio.h"
+#include "base/status.h"
 #include "base/timer.h"
 #include "commands.h"
 #include "kernels/kernels.h"
@@ -17,84 +22,103 @@
 namespace tern::cli {
 
 namespace {
-constexpr char kVaeFileName[] = "vibeasr-vae-encoder-i8_s.gguf";
-}
 
-int CmdEncode(int argc, char** argv) {
-  CLI::App app("Run the VibeASR audio encoder on one file and dump its features as raw "
-               "float32 (frames x hidden, row-major).");
-  app.name("tern encode");
-  std::string model_dir, vae_path, audio_path, out_path;
+constexpr char kVaeFileName[] = "vibeasr-vae-encoder-i8_s.gguf";
+
+struct Flags {
+  std::string model_dir, vae_path, out_path, out_dir;
+  std::vector<std::string> inputs;
   int threads = 1;
   bool no_normalize = false;
-  auto* model = app.add_option("--model", model_dir, std::string("package directory (holds ") +
-                                                         kVaeFileName + ")");
-  app.add_option("--vae", vae_path, "the encoder GGUF itself")->excludes(model);
-  app.add_option("audio", audio_path, "WAV, FLAC, OGG or MP3 file")->required();
-  app.add_option("--dump-features", out_path, "output file (raw float32)")->required();
-  app.add_option("-t,--threads", threads, "threads")->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  app.add_flag("--no-normalize", no_normalize, "skip the -25 dBFS loudness normalization");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
-  // A bad TERN_ISA is reported here instead of aborting inside the first kernel call.
-  if (Result<kernels::Isa> isa = kernels::SelectIsa(); !isa.ok()) {
-    std::fprintf(stderr, "tern encode: %s\n", isa.status().ToString().c_str());
-    return 1;
-  }
-  if (vae_path.empty()) {
-    if (model_dir.empty()) {
-      std::fprintf(stderr, "tern encode: give --model DIR or --vae FILE\n");
-      return 2;
-    }
-    vae_path = (std::filesystem::path(model_dir) / kVaeFileName).string();
-  }
+  bool quiet = false;
+};
 
+Status WriteFloats(const std::string& path, const std::vector<float>& v) {
+  FILE* out = std::fopen(path.c_str(), "wb");
+  if (out == nullptr) return IoError("%s: cannot open for writing", path.c_str());
+  const bool ok = std::fwrite(v.data(), sizeof(float), v.size(), out) == v.size();
+  if (std::fclose(out) != 0 || !ok) return IoError("%s: write failed", path.c_str());
+  return Status::Ok();
+}
+
+std::string OutputFor(const Flags& f, const std::string& input) {
+  if (f.out_dir.empty()) return f.out_path;
+  return (std::filesystem::path(f.out_dir) / std::filesystem::path(input).stem()).string() +
+         ".f32";
+}
+
+Status EncodeOne(const Flags& f, const std::string& input, const vibeasr::Encoder& enc,
+                 double load_ms, ThreadPool& pool) {
   audio::AudioOptions aopt;
-  aopt.normalize = !no_normalize;
-  auto audio = audio::LoadAudio(audio_path, aopt);
-  if (!audio.ok()) {
-    std::fprintf(stderr, "tern encode: %s\n", audio.status().ToString().c_str());
-    return 1;
-  }
-  Timer load_timer;
-  auto enc = vibeasr::Encoder::Load(vae_path);
-  if (!enc.ok()) {
-    std::fprintf(stderr, "tern encode: %s\n", enc.status().ToString().c_str());
-    return 1;
-  }
-  const double load_ms = load_timer.ElapsedMs();
-  ThreadPool pool(threads);
+  aopt.normalize = !f.no_normalize;
+  TERN_ASSIGN_OR_RETURN(audio::Audio audio, audio::LoadAudio(input, aopt));
   vibeasr::EncoderTimings timings;
   Timer run_timer;
-  auto feats = (*enc)->Run(audio->samples.data(), audio->samples.size(), pool, &timings);
-  if (!feats.ok()) {
-    std::fprintf(stderr, "tern encode: %s\n", feats.status().ToString().c_str());
-    return 1;
-  }
+  TERN_ASSIGN_OR_RETURN(vibeasr::Features feats,
+                        enc.Run(audio.samples.data(), audio.samples.size(), pool, &timings));
   const double run_ms = run_timer.ElapsedMs();
+  TERN_RETURN_IF_ERROR(WriteFloats(OutputFor(f, input), feats.data));
+  if (!f.quiet) {
+    std::fprintf(stderr,
+                 "%s: %.2f s of audio -> %lld frames x %lld; load %.0f ms, encode %.1f ms "
+                 "(acoustic %.1f, semantic %.1f) at %d thread(s); peak RSS %.0f MB\n",
+                 input.c_str(), audio.duration_s, static_cast<long long>(feats.frames),
+                 static_cast<long long>(feats.hidden), load_ms, run_ms, timings.acoustic_ms,
+                 timings.semantic_ms, f.threads, static_cast<double>(PeakRssBytes()) / 1e6);
+  }
+  return Status::Ok();
+}
 
-  FILE* out = std::fopen(out_path.c_str(), "wb");
-  if (out == nullptr) {
-    std::fprintf(stderr, "tern encode: %s: cannot open for writing\n", out_path.c_str());
-    return 1;
+Status Run(Flags& f) {
+  if (f.out_path.empty() == f.out_dir.empty())
+    return InvalidArgumentError("give --dump-features FILE (one input) or --output-dir DIR");
+  if (!f.out_path.empty() && f.inputs.size() > 1)
+    return InvalidArgumentError("--dump-features takes one input, got %zu; use --output-dir",
+                                f.inputs.size());
+  if (!f.out_dir.empty()) {
+    if (!std::filesystem::is_directory(f.out_dir))
+      return NotFoundError("--output-dir %s: not a directory", f.out_dir.c_str());
+    // Two inputs with one stem would write one file twice.
+    std::set<std::string> outs;
+    for (const std::string& in : f.inputs)
+      if (!outs.insert(OutputFor(f, in)).second)
+        return InvalidArgumentError("%s: a second input would write %s", in.c_str(),
+                                    OutputFor(f, in).c_str());
   }
-  const size_t n = feats->data.size();
-  const bool ok = std::fwrite(feats->data.data(), sizeof(float), n, out) == n;
-  if (std::fclose(out) != 0 || !ok) {
-    std::fprintf(stderr, "tern encode: %s: write failed\n", out_path.c_str());
-    return 1;
+  // A bad TERN_ISA is reported here instead of aborting inside the first kernel call.
+  TERN_RETURN_IF_ERROR(kernels::SelectIsa().status());
+  if (f.vae_path.empty()) {
+    if (f.model_dir.empty()) return InvalidArgumentError("give --model DIR or --vae FILE");
+    f.vae_path = (std::filesystem::path(f.model_dir) / kVaeFileName).string();
   }
-  std::fprintf(stderr,
-               "%s: %.2f s of audio -> %lld frames x %lld; load %.0f ms, encode %.1f ms "
-               "(acoustic %.1f, semantic %.1f) at %d thread(s); peak RSS %.0f MB\n",
-               audio_path.c_str(), audio->duration_s, static_cast<long long>(feats->frames),
-               static_cast<long long>(feats->hidden), load_ms, run_ms, timings.acoustic_ms,
-               timings.semantic_ms, threads, static_cast<double>(PeakRssBytes()) / 1e6);
-  return 0;
+  Timer load_timer;
+  TERN_ASSIGN_OR_RETURN(std::unique_ptr<vibeasr::Encoder> enc,
+                        vibeasr::Encoder::Load(f.vae_path));
+  const double load_ms = load_timer.ElapsedMs();
+  ThreadPool pool(f.threads);
+  return ForEachInput(f.inputs, "tern encode", [&](const std::string& input) {
+    return EncodeOne(f, input, *enc, load_ms, pool);
+  });
+}
+
+}  // namespace
+
+int CmdEncode(int argc, char** argv) {
+  CLI::App app("Run the VibeASR audio encoder and dump its features as raw float32 (frames x "
+               "hidden, row-major): one file, or one per input with --output-dir.");
+  app.name("tern encode");
+  Flags f;
+  auto* model = app.add_option("--model", f.model_dir, std::string("package directory (holds ") +
+                                                           kVaeFileName + ")");
+  app.add_option("--vae", f.vae_path, "the encoder GGUF itself")->excludes(model);
+  app.add_option("audio", f.inputs, "WAV, FLAC, OGG or MP3 files")->required();
+  app.add_option("--dump-features", f.out_path, "output file (raw float32), one input");
+  app.add_option("--output-dir", f.out_dir, "write DIR/<input stem>.f32 for each input");
+  app.add_option("-t,--threads", f.threads, "threads")->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_flag("--no-normalize", f.no_normalize, "skip the -25 dBFS loudness normalization");
+  app.add_flag("-q,--quiet", f.quiet, "no summary per input on stderr");
+  return ParseAndRun(app, argc, argv, [&f] { return Run(f); });
 }
 
 }  // namespace tern::cli

@@ -194,22 +194,9 @@ Status Run(Flags& f) {
   TERN_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Load(f.model));
   Session session(model, f.threads);
 
-  // A failing input does not stop the others (as in a batch of hundreds of files): its
-  // error is printed and the run ends with the first failure's code.
-  Status first_failure;
-  size_t failed = 0;
-  for (const std::string& input : f.inputs) {
-    const Status s = TranscribeOne(f, input, formats, session, model->info().load_ms);
-    if (s.ok()) continue;
-    if (f.inputs.size() == 1) return s;
-    std::fprintf(stderr, "tern transcribe: %s\n", s.ToString().c_str());
-    if (failed++ == 0) first_failure = s;
-  }
-  if (failed > 0) {
-    return Status(first_failure.code(), std::to_string(failed) + " of " +
-                                            std::to_string(f.inputs.size()) + " inputs failed");
-  }
-  return Status::Ok();
+  return ForEachInput(f.inputs, "tern transcribe", [&](const std::string& input) {
+    return TranscribeOne(f, input, formats, session, model->info().load_ms);
+  });
 }
 
 }  // namespace
@@ -256,17 +243,7 @@ int CmdTranscribe(int argc, char** argv) {
   app.add_flag("-q,--quiet", f.quiet, "no progress on stderr");
   app.add_flag("--stream", f.stream, "print the text to stdout as it is decoded (txt output only)");
   app.add_option("audio", f.inputs, "audio files (WAV, FLAC, OGG, MP3); - reads standard input")->required();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
-  const Status s = Run(f);
-  if (!s.ok()) {
-    std::fprintf(stderr, "tern transcribe: %s\n", s.ToString().c_str());
-    return s.code() == ErrorCode::kInvalidArgument ? 2 : 1;
-  }
-  return 0;
+  return ParseAndRun(app, argc, argv, [&f] { return Run(f); });
 }
 
 }  // namespace tern::cli

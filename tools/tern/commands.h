@@ -2,6 +2,16 @@
 // (CLI11); main.cc only dispatches. Return value is the process exit code.
 #pragma once
 
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tern/status.h"
+
+namespace CLI {
+class App;
+}
+
 namespace tern::cli {
 
 int CmdInspect(int argc, char** argv);
@@ -13,5 +23,16 @@ int CmdTranscribe(int argc, char** argv);
 
 // Prints CPU features, the ISAs this binary can run and the one chosen.
 int PrintSystemInfo();
+
+// Parses argv into `app` (--help and bad flags exit as CLI11 says: 0 or 2), then runs `run`;
+// a failure is printed as "<app name>: <error>" and exits 2 for an invalid argument (a
+// usage error), 1 for anything else.
+int ParseAndRun(CLI::App& app, int argc, char** argv, const std::function<Status()>& run);
+
+// Runs `one` on every input. A failing input does not stop the others (a batch of hundreds
+// of files): its error is printed as "<command>: <error>", and the result is the first
+// failure's code with "N of M inputs failed". With one input, its own status.
+Status ForEachInput(const std::vector<std::string>& inputs, const std::string& command,
+                    const std::function<Status(const std::string&)>& one);
 
 }  // namespace tern::cli

@@ -1,0 +1,39 @@
+// What every multi-input command shares: flag parsing with its exit codes, and a batch of
+// inputs where one failure does not stop the others (commands.h).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "commands.h"
+
+namespace tern::cli {
+
+int ParseAndRun(CLI::App& app, int argc, char** argv, const std::function<Status()>& run) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  const Status s = run();
+  if (s.ok()) return 0;
+  std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), s.ToString().c_str());
+  return s.code() == ErrorCode::kInvalidArgument ? 2 : 1;
+}
+
+Status ForEachInput(const std::vector<std::string>& inputs, const std::string& command,
+                    const std::function<Status(const std::string&)>& one) {
+  Status first_failure;
+  size_t failed = 0;
+  for (const std::string& input : inputs) {
+    const Status s = one(input);
+    if (s.ok()) continue;
+    if (inputs.size() == 1) return s;
+    std::fprintf(stderr, "%s: %s\n", command.c_str(), s.ToString().c_str());
+    if (failed++ == 0) first_failure = s;
+  }
+  if (failed == 0) return Status::Ok();
+  return Status(first_failure.code(), std::to_string(failed) + " of " +
+                                          std::to_string(inputs.size()) + " inputs failed");
+}
+
+}  // namespace tern::cli
