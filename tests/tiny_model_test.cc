@@ -171,8 +171,8 @@ TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
       worst = std::max(worst, d / (hi - lo));
       // Measured ~4e-7 of the range, and 2.4e-3 at one step (clip 002, step 3), as when one
       // of the decoder's per-row int8 roundings falls the other way in the two float paths
-      // and moves every later value a little (not traced). A wrong op gives differences of the order of
-      // the range itself.
+      // and moves every later value a little (not traced). A wrong op gives differences of
+      // the order of the range itself.
       EXPECT_LE(d, 1e-2 * (hi - lo)) << stem << " step " << s;
       if (s + 1 < steps) {
         ASSERT_TRUE(state.Step(gen[static_cast<size_t>(s)], dpos++, pool, &logits).ok());
@@ -404,7 +404,9 @@ TEST(TinyModel, EncodeCommandWritesFeaturesPerInput) {
         model->impl().encoder->Run(audio->samples.data(), audio->samples.size(), pool);
     ASSERT_TRUE(want.ok());
     EXPECT_EQ(ReadF32(dir + "/" + s + ".f32"), want->data) << s;
-    if (s == "001") EXPECT_EQ(ReadF32(dir + "/one.f32"), want->data);
+    if (s == "001") {
+      EXPECT_EQ(ReadF32(dir + "/one.f32"), want->data);
+    }
   }
   // A missing file among three: the other two are written, exit 1, the count reported.
   std::filesystem::remove(dir + "/002.f32");

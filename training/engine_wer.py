@@ -10,8 +10,8 @@ reference.py decodes. Scoring is reference.py's: lowercased words without punctu
 summed edits over summed reference words. The engine computes what the quantized PyTorch
 forward computes up to rounding (tests/tiny_model_test.cc checks the parity on every CI
 run), so this is nearly the figure reference.py gives, in seconds instead of minutes: 200
-clips took 5.5 s at one thread. The bundled model scores 53.6% here; README.md quotes
-55.4% from reference.py: where one requantization lands on the other side of a rounding
+clips took 5.5 s at one thread. The bundled model scores 21.2% here; README.md quotes
+20.6% from reference.py: where one requantization lands on the other side of a rounding
 boundary the two greedy decodes can part (README "Bundled model", engine parity).
 """
 import argparse

@@ -92,7 +92,7 @@ def prompt_head(m, tok):
     """The prompt's first part (system turn, user header, <|speech_start|>) is the same for
     every clip, and causal attention keeps it from seeing anything after it: its keys and
     values are computed once per step ([1, nkv, P, dh] per layer) and every clip continues
-    from them (a third of the tokens of a batch otherwise)."""
+    from them (a quarter of the tokens of a batch otherwise)."""
     pre = common.prompt_parts(tok, common.HOP)[0]
     P = len(pre)
     m.decoder(m.decoder.embed(torch.tensor(pre))[None], torch.arange(P)[None],
