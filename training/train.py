@@ -66,6 +66,19 @@ def ctc(logits, targets):
                       zero_infinity=True)
 
 
+def guide_prior(frame, centre, fr):
+    """The alignment guide's Gaussian at `frame` around `centre` (broadcast) for a clip of
+    `fr` frames: sigma 15% of the clip + 1 frame."""
+    sig = 0.15 * fr + 1.0
+    return torch.exp(-((frame - centre) ** 2) / (2 * sig * sig))
+
+
+def guide_nll(mass):
+    """-log of the attention mass under the prior (floored: a head looking elsewhere gives
+    a large but finite loss)."""
+    return -torch.log(mass + 1e-4)
+
+
 def guide_loss(m, tok, n, lens, targets, labels):
     """Alignment guide (training aid): head 0 of every decoder layer should attend, from the
     position that predicts content token c of L, near frame (c + 0.5) / L of the clip's own
@@ -87,10 +100,9 @@ def guide_loss(m, tok, n, lens, targets, labels):
             c = torch.arange(lc, dtype=torch.float32)
             centre = (c + 0.5) / lc * fr
             i = torch.arange(fr, dtype=torch.float32)
-            sig = 0.15 * fr + 1.0
-            prior = torch.exp(-((i[None] - centre[:, None]) ** 2) / (2 * sig * sig))
+            prior = guide_prior(i[None], centre[:, None], fr)
             rows = att[b, base + head: base + head + lc, speech0: speech0 + fr]
-            total = total - torch.log((rows * prior).sum(-1) + 1e-4).sum()
+            total = total + guide_nll((rows * prior).sum(-1)).sum()
             count += lc
     return total / max(1, count)
 

@@ -152,19 +152,18 @@ def guide(m, tok, targets, rows, P):
     c = torch.arange(Lc, dtype=torch.float32)[None]                      # [1, Lc]
     centre = (c + 0.5) / lc.clamp(min=1)[:, None] * fr[:, None]          # [B, Lc]
     i = torch.arange(Fm, dtype=torch.float32)[None, None]                # [1, 1, Fm]
-    sig = (0.15 * fr + 1.0)[:, None, None]
-    prior = torch.exp(-((i - centre[:, :, None]) ** 2) / (2 * sig * sig))
+    prior = train.guide_prior(i, centre[:, :, None], fr[:, None, None])
     prior = prior * (i < fr[:, None, None])                              # own frames only
     valid = c < lc[:, None]                                              # [B, Lc]
     att0 = m.decoder.layers[0].last_att
-    rows_i = torch.where(valid, base[:, None] + head + c.long(), torch.zeros_like(valid, dtype=torch.long))
+    rows_i = (base[:, None] + head + c.long()) * valid                # padding rows: row 0
     rows_i = rows_i.clamp(max=att0.shape[-2] - 1)
     cols = (P + torch.arange(Fm)).clamp(max=att0.shape[-1] - 1)         # the clip's frames
     bidx = torch.arange(len(targets))[:, None, None]
     total = 0.0
     for L in m.decoder.layers:
         r = L.last_att[:, 0][bidx, rows_i[:, :, None], cols[None, None, :]]   # [B, Lc, Fm]
-        total = total - (torch.log((r * prior).sum(-1) + 1e-4) * valid).sum()
+        total = total + (train.guide_nll((r * prior).sum(-1)) * valid).sum()
     return total / max(1, int(valid.sum()) * len(m.decoder.layers))
 
 
@@ -218,7 +217,7 @@ def main():
     targets = [common.target_ids(tok, mt["text"]) for mt in meta]
     lens = [mt["length"] for mt in meta]
 
-    params = [p for p in m.decoder.parameters()]
+    params = list(m.decoder.parameters())
     opt = torch.optim.AdamW(params, lr=a.lr, betas=(0.9, 0.98), weight_decay=0.01)
     order = sorted(range(len(meta)), key=lambda i: lens[i])   # similar lengths per batch
     groups = [order[k:k + a.batch] for k in range(0, len(order), a.batch)]
