@@ -33,14 +33,6 @@ struct Flags {
   bool quiet = false;
 };
 
-Status WriteFloats(const std::string& path, const std::vector<float>& v) {
-  FILE* out = std::fopen(path.c_str(), "wb");
-  if (out == nullptr) return IoError("%s: cannot open for writing", path.c_str());
-  const bool ok = std::fwrite(v.data(), sizeof(float), v.size(), out) == v.size();
-  if (std::fclose(out) != 0 || !ok) return IoError("%s: write failed", path.c_str());
-  return Status::Ok();
-}
-
 std::string OutputFor(const Flags& f, const std::string& input) {
   if (f.out_dir.empty()) return f.out_path;
   return (std::filesystem::path(f.out_dir) / std::filesystem::path(input).stem()).string() +
@@ -57,7 +49,8 @@ Status EncodeOne(const Flags& f, const std::string& input, const vibeasr::Encode
   TERN_ASSIGN_OR_RETURN(vibeasr::Features feats,
                         enc.Run(audio.samples.data(), audio.samples.size(), pool, &timings));
   const double run_ms = run_timer.ElapsedMs();
-  TERN_RETURN_IF_ERROR(WriteFloats(OutputFor(f, input), feats.data));
+  TERN_RETURN_IF_ERROR(
+      WriteFile(OutputFor(f, input), feats.data.data(), feats.data.size() * sizeof(float)));
   if (!f.quiet) {
     std::fprintf(stderr,
                  "%s: %.2f s of audio -> %lld frames x %lld; load %.0f ms, encode %.1f ms "

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -56,14 +55,6 @@ void PrintMetrics(const std::string& name, const Transcript& t, double load_ms) 
   }
 }
 
-Status WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return IoError("%s: cannot open for writing", path.c_str());
-  out.write(data.data(), static_cast<std::streamsize>(data.size()));
-  if (!out) return IoError("%s: write failed", path.c_str());
-  return Status::Ok();
-}
-
 // "-" is standard input, read whole (compressed formats need to seek), up to kMaxStdinBytes.
 constexpr size_t kMaxStdinBytes = size_t{2} << 30;
 
@@ -98,9 +89,8 @@ Status TranscribeOne(Flags& f, const std::string& input,
   }
   if (!f.dump_features.empty()) {
     TERN_ASSIGN_OR_RETURN(Features feats, session.Encode(audio));
-    const std::string bytes(reinterpret_cast<const char*>(feats.data.data()),
-                            feats.data.size() * sizeof(float));
-    TERN_RETURN_IF_ERROR(WriteFile(f.dump_features, bytes));
+    TERN_RETURN_IF_ERROR(WriteFile(f.dump_features, feats.data.data(),
+                                   feats.data.size() * sizeof(float)));
   }
   // --stream: the text to stdout as it is decoded (what the txt writer would print, less
   // its final newline, which follows at the end; `formats` is then empty).
@@ -127,9 +117,9 @@ Status TranscribeOne(Flags& f, const std::string& input,
       const std::string stem = std::filesystem::path(name).stem().string();
       const std::filesystem::path out =
           std::filesystem::path(f.output_dir) / (stem + OutputFormatExtension(format));
-      TERN_RETURN_IF_ERROR(WriteFile(out.string(), text));
+      TERN_RETURN_IF_ERROR(WriteFile(out.string(), text.data(), text.size()));
     } else if (!f.output_file.empty()) {
-      TERN_RETURN_IF_ERROR(WriteFile(f.output_file, text));
+      TERN_RETURN_IF_ERROR(WriteFile(f.output_file, text.data(), text.size()));
     } else {
       std::fwrite(text.data(), 1, text.size(), stdout);
       std::fflush(stdout);

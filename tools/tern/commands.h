@@ -2,6 +2,7 @@
 // (CLI11); main.cc only dispatches. Return value is the process exit code.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ int CmdTranscribe(int argc, char** argv);
 
 // Prints CPU features, the ISAs this binary can run and the one chosen.
 int PrintSystemInfo();
+
+// Writes `bytes` bytes to `path` (created or truncated); errors name the file.
+Status WriteFile(const std::string& path, const void* data, size_t bytes);
 
 // Parses argv into `app` (--help and bad flags exit as CLI11 says: 0 or 2), then runs `run`;
 // a failure is printed as "<app name>: <error>" and exits 2 for an invalid argument (a

@@ -1,5 +1,5 @@
-// What every multi-input command shares: flag parsing with its exit codes, and a batch of
-// inputs where one failure does not stop the others (commands.h).
+// What the commands share: flag parsing with its exit codes, a batch of inputs where one
+// failure does not stop the others, and writing an output file (commands.h).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -7,6 +7,14 @@
 #include "commands.h"
 
 namespace tern::cli {
+
+Status WriteFile(const std::string& path, const void* data, size_t bytes) {
+  FILE* out = std::fopen(path.c_str(), "wb");
+  if (out == nullptr) return IoError("%s: cannot open for writing", path.c_str());
+  const bool ok = std::fwrite(data, 1, bytes, out) == bytes;
+  if (std::fclose(out) != 0 || !ok) return IoError("%s: write failed", path.c_str());
+  return Status::Ok();
+}
 
 int ParseAndRun(CLI::App& app, int argc, char** argv, const std::function<Status()>& run) {
   try {
