@@ -66,9 +66,9 @@ const std::vector<DeveloperCommand>& DeveloperCommands() {
       {"cmd_inspect.cc", {"gguf"}, "prints a GGUF file's KVs and tensor table"},
       {"cmd_convert.cc", {"gguf"}, "rewrites GGUF type ids in place or to a copy"},
       {"cmd_synth.cc", {"base", "models"}, "writes synthetic VibeASR packages (models/synth)"},
-      {"cmd_encode.cc", {"audio", "base", "kernels", "models", "runtime"},
+      {"cmd_encode.cc", {"audio", "base", "kernels", "models", "ops", "runtime"},
        "dumps encoder features: runs the encoder alone, below the public API (and checks "
-       "TERN_ISA against the kernel table first)"},
+       "TERN_ISA against the kernel table first); --step dequantizes one I8_S activation"},
       {"bench.h", {"kernels"}, "bench suites report the kernel ISA they ran"},
       {"cmd_bench*", {"base", "gguf", "kernels", "runtime", "ops", "models"},
        "micro-benchmarks of kernels, ops and model stages"},

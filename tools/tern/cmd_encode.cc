@@ -3,6 +3,12 @@
 // little-endian float32, frames x hidden, row-major: to FILE for one input, or to
 // DIR/<stem>.f32 for each of several (the encoder loads once; training/train_decoder.py
 // computes a training set's features this way). A summary per input goes to stderr.
+//
+// --step NAME writes one branch's activation after that step instead (Encoder::RunBranch's
+// step names: "s5.conv", "s5.b1.ffn_res", "head", "conn.fc2", ...; --branch picks acoustic
+// or semantic): dequantized to float32, frames x channels, row-major, as the encoder holds
+// it ({C, T}, channel-major): for finding the first step where another implementation of
+// the encoder (training/model.py's quantized forward, a port) parts from this one.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -17,6 +23,7 @@
 #include "commands.h"
 #include "kernels/kernels.h"
 #include "models/vibeasr/encoder.h"
+#include "ops/i8s_tensor.h"
 #include "runtime/thread_pool.h"
 
 namespace tern::cli {
@@ -27,6 +34,7 @@ constexpr char kVaeFileName[] = "vibeasr-vae-encoder-i8_s.gguf";
 
 struct Flags {
   std::string model_dir, vae_path, out_path, out_dir;
+  std::string step, branch = "acoustic";
   std::vector<std::string> inputs;
   int threads = 1;
   bool no_normalize = false;
@@ -39,11 +47,36 @@ std::string OutputFor(const Flags& f, const std::string& input) {
          ".f32";
 }
 
+// One branch's activation after `f.step`, dequantized, {C, T} as frames x channels.
+Status DumpStep(const Flags& f, const std::string& input, const audio::Audio& audio,
+                const vibeasr::Encoder& enc, ThreadPool& pool) {
+  const vibeasr::Branch branch =
+      f.branch == "semantic" ? vibeasr::Branch::kSemantic : vibeasr::Branch::kAcoustic;
+  std::vector<float> out;
+  std::string names;
+  bool found = false;
+  const vibeasr::Encoder::StageHook hook = [&](const std::string& step,
+                                               const ops::I8sTensor& x) {
+    names += (names.empty() ? "" : ", ") + step;
+    if (step != f.step || found) return;
+    found = true;
+    out.resize(static_cast<size_t>(x.size()));
+    ops::DequantizeI8s(x, out.data());
+  };
+  TERN_RETURN_IF_ERROR(
+      enc.RunBranch(branch, audio.samples.data(), audio.samples.size(), pool, &hook).status());
+  if (!found)
+    return InvalidArgumentError("--step %s: this encoder has no such step; its steps are: %s",
+                                f.step.c_str(), names.c_str());
+  return WriteFile(OutputFor(f, input), out.data(), out.size() * sizeof(float));
+}
+
 Status EncodeOne(const Flags& f, const std::string& input, const vibeasr::Encoder& enc,
                  double load_ms, ThreadPool& pool) {
   audio::AudioOptions aopt;
   aopt.normalize = !f.no_normalize;
   TERN_ASSIGN_OR_RETURN(audio::Audio audio, audio::LoadAudio(input, aopt));
+  if (!f.step.empty()) return DumpStep(f, input, audio, enc, pool);
   vibeasr::EncoderTimings timings;
   Timer run_timer;
   TERN_ASSIGN_OR_RETURN(vibeasr::Features feats,
@@ -108,6 +141,14 @@ int CmdEncode(int argc, char** argv) {
   app.add_option("--dump-features", f.out_path, "output file (raw float32), one input");
   app.add_option("--output-dir", f.out_dir, "write DIR/<input stem>.f32 for each input");
   app.add_option("-t,--threads", f.threads, "threads")->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  auto* step = app.add_option(
+      "--step", f.step,
+      "write this step's activation of one branch instead (s5.conv, s5.b1.ffn_res, head, "
+      "conn.fc2, ...; float32, frames x channels)");
+  app.add_option("--branch", f.branch, "the branch --step reads")
+      ->check(CLI::IsMember({"acoustic", "semantic"}))
+      ->needs(step)
       ->capture_default_str();
   app.add_flag("--no-normalize", f.no_normalize, "skip the -25 dBFS loudness normalization");
   app.add_flag("-q,--quiet", f.quiet, "no summary per input on stderr");
