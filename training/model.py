@@ -65,6 +65,10 @@ class QState:
     def __init__(self):
         self.on = False
         self.exact = False
+        # Decoder layers in a faster float order: one matmul for q/k/v and one for gate/up
+        # (shared_input_linear), grouped-query attention without copying K/V. The same
+        # values to rounding; stage G only, so that stages A-F stay bit-identical.
+        self.fast = False
 
 
 def fq_weight_i8(w, qs):
@@ -279,6 +283,16 @@ def ternary(w, qs):
     return ste(w, torch.round(w.detach() * s).clamp(-1, 1) * (one / s))
 
 
+def shared_input_linear(x, lins):
+    """x through several TLinears at once (QState.fast): x's int8 rows quantized once and
+    the ternary weights, each with its own scale, concatenated into one matmul; the same
+    values as calling each in turn, in a float order of its own (train_decoder.py)."""
+    qs = lins[0].qs
+    w = torch.cat([ternary(l.weight, qs) for l in lins])
+    b = None if lins[0].bias is None else torch.cat([l.bias for l in lins])
+    return F.linear(act_quant_row(x, qs), w, b).split([l.weight.shape[0] for l in lins], -1)
+
+
 class TLinear(nn.Module):
     def __init__(self, cin, cout, qs, bias=False):
         super().__init__()
@@ -324,10 +338,15 @@ class Layer(nn.Module):
         the batch, which x continues (mask [B, S, P + S]); `keep` stores this call's as
         self.kv (train_decoder.py computes the prompt's fixed head once per batch)."""
         B, S, _ = x.shape
+        fast = self.q.qs.fast
         h = rms_last(x, self.attn_norm, eps)
-        q = self.q(h).view(B, S, self.nh, self.dh).transpose(1, 2)
-        k = self.k(h).view(B, S, self.nkv, self.dh).transpose(1, 2)
-        v = self.v(h).view(B, S, self.nkv, self.dh).transpose(1, 2)
+        if fast:
+            q, k, v = shared_input_linear(h, (self.q, self.k, self.v))
+        else:
+            q, k, v = self.q(h), self.k(h), self.v(h)
+        q = q.reshape(B, S, self.nh, self.dh).transpose(1, 2)
+        k = k.reshape(B, S, self.nkv, self.dh).transpose(1, 2)
+        v = v.reshape(B, S, self.nkv, self.dh).transpose(1, 2)
         q, k = rope_neox(q, pos, theta), rope_neox(k, pos, theta)
         if f16_kv:                                  # the engine's F16 KV cache
             k, v = k.half().float(), v.half().float()
@@ -336,16 +355,28 @@ class Layer(nn.Module):
         if past is not None:
             k = torch.cat([past[0].expand(B, -1, -1, -1), k], dim=2)
             v = torch.cat([past[1].expand(B, -1, -1, -1), v], dim=2)
-        rep = self.nh // self.nkv
-        k = k.repeat_interleave(rep, dim=1)
-        v = v.repeat_interleave(rep, dim=1)
-        att = (q @ k.transpose(-1, -2)) / math.sqrt(self.dh)
+        rep, T = self.nh // self.nkv, k.shape[2]
+        if fast:        # the rep query heads of one K/V head as one [rep * S, dh] matrix
+            att = q.reshape(B, self.nkv, rep * S, self.dh) @ k.transpose(-1, -2)
+            att = att.view(B, self.nh, S, T) / math.sqrt(self.dh)
+        else:
+            k = k.repeat_interleave(rep, dim=1)
+            v = v.repeat_interleave(rep, dim=1)
+            att = (q @ k.transpose(-1, -2)) / math.sqrt(self.dh)
         att = att.masked_fill(~mask[:, None], float("-inf")).softmax(-1)
         self.last_att = att                         # for the training-only alignment guide
-        a = (att @ v).transpose(1, 2).reshape(B, S, -1)
+        if fast:
+            a = (att.reshape(B, self.nkv, rep * S, T) @ v).view(B, self.nh, S, self.dh)
+        else:
+            a = att @ v
+        a = a.transpose(1, 2).reshape(B, S, -1)
         x = x + self.o(a)
         h = rms_last(x, self.ffn_norm, eps)
-        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+        if fast:
+            g, u = shared_input_linear(h, (self.gate, self.up))
+        else:
+            g, u = self.gate(h), self.up(h)
+        return x + self.down(F.silu(g) * u)
 
 
 class Decoder(nn.Module):

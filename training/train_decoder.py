@@ -1,9 +1,9 @@
 """Stage G: the decoder alone, on the frozen encoder's features (recipe.sh's last stage).
 
-usage: /usr/bin/python3 train_decoder.py --init work/recipe/F/ckpt.pt --steps 2400 \
+usage: /usr/bin/python3 train_decoder.py --init work/recipe/F/ckpt.pt --steps 6000 \
            --out work/recipe/G/ckpt.pt          (needs tern built: build/bin/tern)
 
-Why: on the previous bundle (stage F of 3600 steps) a linear token-CTC head on the
+Why: on the bundle before last (stage F of 3600 steps) a linear token-CTC head on the
 features transcribed the 200 test clips at 19.4% WER (greedy), the decoder at 41.1%: the
 features carry the words and the 2-layer decoder did not read them well, while in stages
 A-F every step also paid for the encoder's forward and backward, ~70% of it. Here the
@@ -21,7 +21,8 @@ clips to one length.
 
 Loss: the decoder's cross-entropy on the assistant turn plus the alignment guide, with
 token dropout, as in stages D-F; quantization-aware throughout (ternary projections, int8
-rows). Schedule: warm-up, the rate held until --decay-from, then a cosine to 5%.
+rows), with the decoder's faster float order (model.QState.fast). Schedule: warm-up, the
+rate held until --decay-from, then a cosine to 5%.
 """
 import argparse
 import concurrent.futures
@@ -188,7 +189,9 @@ def main():
     ap.add_argument("--decay-from", type=float, default=0.3)
     ap.add_argument("--tok-drop", type=float, default=0.3)
     ap.add_argument("--guide-weight", type=float, default=0.5)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch threads (a step at 2 was slower than at 1 on the 2-core host)")
+    ap.add_argument("--jobs", type=int, default=2, help="`tern encode` processes at a time")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-train", type=int, default=0)
     ap.add_argument("--tern", default=os.path.join(common.HERE, "..", "build", "bin", "tern"))
@@ -203,6 +206,7 @@ def main():
     m = common.make_model(tok)
     m.load_state_dict(torch.load(a.init, map_location="cpu")["model"])
     m.qs.on = True
+    m.qs.fast = True      # one matmul for q/k/v and one for gate/up (model.QState.fast)
     for p in m.parameters():
         p.requires_grad_(False)
     for p in m.decoder.parameters():
@@ -211,7 +215,7 @@ def main():
     if a.max_train:
         meta = meta[:a.max_train]
     t0 = time.time()
-    feats = clip_features(a.init, audio, meta, a.views, a.seed, a.tern, a.threads)
+    feats = clip_features(a.init, audio, meta, a.views, a.seed, a.tern, a.jobs)
     print(f"features: {len(meta)} clips x {a.views} views in {time.time() - t0:.0f} s",
           flush=True)
     targets = [common.target_ids(tok, mt["text"]) for mt in meta]
