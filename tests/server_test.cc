@@ -198,7 +198,7 @@ TEST(Server, FormFieldsReachTheEngine) {
   Server srv({});
   ASSERT_GT(srv.port(), 0);
   httplib::Client c = srv.Client();
-  // Without the hotwords the bundled model hears "Add juice and coffee to the list."
+  // Without the hotwords the bundled model hears "Add juice and napkins to the list."
   auto r = c.Post("/v1/audio/transcriptions",
                   Form("023.wav", {{"response_format", "text"}, {"hotwords", " cheese, milk"},
                                    {"hotword_boost", "3"}}));

@@ -29,6 +29,7 @@
 #include "engine/prefill.h"
 #include "engine/prompt.h"
 #include "engine/segments.h"
+#include "ops/i8s_tensor.h"
 #include "tern/tern.h"
 
 namespace tern {
@@ -135,10 +136,11 @@ TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
     const double max_diff = MaxDiff(feats->data, ref_feats, &max_abs);
     std::printf("%s features: max |engine - torch| = %.3g (max |x| %.3g)\n", stem, max_diff, max_abs);
     // A requantization that lands on the other side of a rounding boundary in one path (float
-    // products in PyTorch, exact int32 sums here) moves a tensor's values, and a scale flip
-    // moves all later ones: measured 1.7%, 1.5% and 1.5% of max |x| on the three clips
-    // (earlier bundles: 1.4 / 1.1 / 2.9%, and two clips identical with one at 1.8%). A wrong
-    // op or layout gives differences of the order of the values themselves.
+    // products of dequantized values in PyTorch, exact int32 sums here) moves a tensor's
+    // values by one step, and a scale flip moves all later ones: measured 5e-7, 1.8% and 2.0%
+    // of max |x| on the three clips (`tern encode --step` finds where they part: clip 001 in
+    // stage 3's block, clip 002 at the stem conv, one int8 step each; earlier bundles 1.1-2.9%).
+    // A wrong op or layout gives differences of the order of the values themselves.
     EXPECT_LE(max_diff, 0.05 * max_abs) << stem;
 
     // Prompt ids.
@@ -169,10 +171,10 @@ TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
         d = std::max(d, std::fabs(static_cast<double>(logits[static_cast<size_t>(v)]) - r[v]));
       }
       worst = std::max(worst, d / (hi - lo));
-      // Measured ~4e-7 of the range, and 2.4e-3 at one step (clip 002, step 3), as when one
-      // of the decoder's per-row int8 roundings falls the other way in the two float paths
-      // and moves every later value a little (not traced). A wrong op gives differences of
-      // the order of the range itself.
+      // Measured 3.9e-7 to 6.5e-7 of the range. The previous bundle had 2.4e-3 at one step, as
+      // when one of the decoder's per-row int8 roundings falls the other way in the two float
+      // paths and moves every later value a little. A wrong op gives differences of the order
+      // of the range itself.
       EXPECT_LE(d, 1e-2 * (hi - lo)) << stem << " step " << s;
       if (s + 1 < steps) {
         ASSERT_TRUE(state.Step(gen[static_cast<size_t>(s)], dpos++, pool, &logits).ok());
@@ -237,14 +239,14 @@ TEST(TinyModel, TokenLogProbsMatchPyTorchLogits) {
 }
 
 // Held-out accuracy gate. The bundled model measures, with this engine on these 32 clips,
-// 24.0% WER on the seen voices (96 words) and 20.8% on the held-out voice (101 words); its
-// PyTorch forward on the whole 200-clip test set gives 21.0% / 20.2% (training/README.md
-// "Bundled model"). The gate sits ~8 points above the seen voices' figure: room for a few
-// near-tie flips between float paths (each moves a few words of ~100), and below what the
-// previous bundles scored (40-41%, 56-57%), let alone a model that ignores the audio
-// (94-98%). Decoding is greedy and thread-count independent, so the figure is reproducible.
-constexpr double kMaxWerSeenVoices = 0.32;
-constexpr double kMaxWerHeldoutVoice = 0.32;
+// 16.7% WER on the seen voices (96 words) and 9.9% on the held-out voice (101 words); its
+// PyTorch forward on the whole 200-clip test set gives 10.5% / 9.9% (training/README.md
+// "Bundled model"). Each gate sits 6-8 words above its figure: room for a few near-tie flips
+// between float paths (each moves a few words of ~100), and below what the previous bundles
+// scored (24.0 / 20.8%, 40-41%), let alone a model that ignores the audio (94-98%). Decoding
+// is greedy and thread-count independent, so the figure is reproducible.
+constexpr double kMaxWerSeenVoices = 0.23;
+constexpr double kMaxWerHeldoutVoice = 0.18;
 
 struct WerCount {
   size_t edits = 0, words = 0;
@@ -300,9 +302,10 @@ TEST(TinyModel, HeldOutWordErrorRate) {
 // Hotwords (DecodingOptions::hotwords): naming a clip's own content words (4 letters or
 // more) must fix many of the words the model gets wrong, and naming the next clip's words
 // instead (wrong hints) must cost little. Measured with the default boost 2 on these 32
-// clips: 22.3% WER without hints, 13.2% with their own words (41% of the errors gone),
-// 22.8% with the next clip's (boost 1: 14.7 / 22.3; boost 3: 11.7 / 22.8; boost 5: 14.7 /
-// 25.9). The gates: a quarter of the errors gone, and at most 5 points lost.
+// clips: 13.2% WER without hints (26 errors), 9.6% with their own words (19: 27% of the
+// errors gone), 13.2% with the next clip's (boost 1: 11.2 / 13.2; boost 3: 7.1 / 13.2;
+// boost 5: 9.6 / 15.2). The gates: 15% of the errors gone (3 words of room), and at most 5
+// points lost.
 TEST(TinyModel, HotwordsFavourTheWordsTheyName) {
   auto model = LoadTiny();
   ASSERT_TRUE(model);
@@ -342,7 +345,7 @@ TEST(TinyModel, HotwordsFavourTheWordsTheyName) {
   std::printf("WER without hotwords %.1f%%, with the clip's own words %.1f%%, with another "
               "clip's %.1f%% (%zu words)\n", 100 * none.wer(), 100 * own.wer(), 100 * other.wer(),
               none.words);
-  EXPECT_LE(own.wer(), 0.75 * none.wer());
+  EXPECT_LE(own.wer(), 0.85 * none.wer());
   EXPECT_LE(other.wer(), none.wer() + 0.05);
 }
 
@@ -359,7 +362,7 @@ int RunCommand(const std::string& cmd, std::string* out) {
 
 // The CLI's --hotwords: comma-separated words, spaces around them dropped; bad values are
 // usage errors (exit 2) naming the option. Without hints the bundled model hears this clip
-// as "Add juice and coffee to the list." (greedy and beam 2).
+// as "Add juice and napkins to the list." (greedy and beam 2).
 TEST(TinyModel, HotwordsFromTheCommandLine) {
   const std::string tern = std::string(TERN_BINARY) + " transcribe --model " +
                            std::string(TERN_SOURCE_DIR) + "/models/tiny-en -t 1 " + kDataDir +
@@ -428,6 +431,63 @@ TEST(TinyModel, EncodeCommandWritesFeaturesPerInput) {
   std::filesystem::remove_all(dir);
 }
 
+// `tern encode --step NAME`: one branch's activation after that step, dequantized, frames x
+// channels: byte for byte what the library's RunBranch hook sees. A step the encoder does not
+// have is a usage error that lists the ones it has.
+TEST(TinyModel, EncodeCommandDumpsOneStep) {
+  auto model = LoadTiny();
+  ASSERT_TRUE(model);
+  const std::string dir = ::testing::TempDir() + "tern_encode_step_test";
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(std::filesystem::create_directory(dir));
+  const std::string tern = std::string(TERN_BINARY) + " encode --model " +
+                           std::string(TERN_SOURCE_DIR) + "/models/tiny-en -q ";
+  const std::string wav = kDataDir + "/004.wav";
+  Result<Audio> audio = LoadAudio(wav);
+  ASSERT_TRUE(audio.ok());
+  ThreadPool pool(1);
+  for (auto [branch, step] : {std::pair{"acoustic", "s5.b1.ffn_res"},
+                              std::pair{"semantic", "s3.conv"}, std::pair{"semantic", "head"}}) {
+    SCOPED_TRACE(std::string(branch) + " " + step);
+    std::string out;
+    ASSERT_EQ(RunCommand(tern + "--branch " + branch + " --step " + step + " --dump-features " +
+                             dir + "/step.f32 " + wav, &out), 0) << out;
+    std::vector<float> want;
+    int64_t channels = 0;
+    const vibeasr::Encoder::StageHook hook = [&](const std::string& name,
+                                                 const ops::I8sTensor& x) {
+      if (name != step) return;
+      want.resize(static_cast<size_t>(x.size()));
+      channels = x.ne0;
+      ops::DequantizeI8s(x, want.data());
+    };
+    const vibeasr::Branch b = std::string(branch) == "semantic" ? vibeasr::Branch::kSemantic
+                                                                : vibeasr::Branch::kAcoustic;
+    ASSERT_TRUE(model->impl().encoder->RunBranch(b, audio->samples.data(),
+                                                  audio->samples.size(), pool, &hook).ok());
+    ASSERT_FALSE(want.empty());
+    EXPECT_EQ(ReadF32(dir + "/step.f32"), want);
+    // The frames of the step's rate: one per 400 samples at stage 5, 16 at stage 3, 3200 at
+    // the head.
+    const std::string name = step;
+    const int64_t hop = name == "s3.conv" ? 16 : name == "head" ? 3200 : 400;
+    EXPECT_EQ(static_cast<int64_t>(want.size()) / channels,
+              static_cast<int64_t>(audio->samples.size()) / hop);
+  }
+  std::string err;
+  EXPECT_EQ(RunCommand(tern + "--step s9.conv --dump-features " + dir + "/x.f32 " + wav, &err), 2);
+  EXPECT_NE(err.find("--step s9.conv: this encoder has no such step; its steps are: input, "
+                     "s0.conv,"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/x.f32"));
+  EXPECT_EQ(RunCommand(tern + "--branch both --step head --dump-features " + dir + "/x.f32 " + wav,
+                       &err), 2);
+  EXPECT_NE(err.find("--branch"), std::string::npos) << err;
+  EXPECT_EQ(RunCommand(tern + "--branch semantic --dump-features " + dir + "/x.f32 " + wav, &err),
+            2);  // --branch only with --step
+  EXPECT_NE(err.find("--branch requires --step"), std::string::npos) << err;
+  std::filesystem::remove_all(dir);
+}
+
 // TranscribeOptions::on_text: the deltas join to the transcript byte for byte (its text less
 // leading and trailing blanks, as the writers show it), arrive while decoding goes (greedy:
 // several of them), and a callback that returns false cancels.
@@ -462,7 +522,9 @@ TEST(TinyModel, StreamedTextJoinsToTheTranscript) {
       joined += d;
     }
     EXPECT_EQ(joined, engine::TrimText(t->text));
-    if (beam == 1) {
+    // Greedy text arrives in several deltas. The bundled model was trained on the text
+    // prompt only; in the json variant it writes a word or two, so only joining is checked.
+    if (beam == 1 && format == PromptFormat::kText) {
       EXPECT_GE(deltas.size(), 3u) << t->text;
       EXPECT_LT(tokens_when_first, t->token_ids.size());  // not all at the end
     }
@@ -560,11 +622,11 @@ TEST(TinyModel, LongAudioGoesInPiecesCutInThePauses) {
   const double wer = static_cast<double>(EditDistance(ref, hyp)) / ref.size();
   std::printf("%zu pieces, WER %.1f%% over %zu words\n  hyp: %s\n", whole->pieces.size(),
               100 * wer, ref.size(), whole->text.c_str());
-  // The pieces hold whole sentences, so the words fare as the clips do alone: 22.1% in
-  // pieces against 23.4% for these twelve clips one by one (earlier bundles: 46.8 / 37.7%,
-  // 53 / 52%). A cut through words or a hallucinated tail would show here (the gate sits ~8
-  // points up).
-  EXPECT_LE(wer, 0.30);
+  // The pieces hold whole sentences, so the words fare as the clips do alone: 9.1% in
+  // pieces against 13.0% for these twelve clips one by one (earlier bundles: 22.1 / 23.4%,
+  // 46.8 / 37.7%). A cut through words or a hallucinated tail would show here (the gate sits
+  // ~8 points up).
+  EXPECT_LE(wer, 0.17);
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 # `synth.py --train 8000` first; stage G also needs tern built (build/bin/tern). Budgets are
 # optimizer steps, so the result does not depend on how busy the machine is; A-E keep the
 # step counts and schedule lengths (--horizon) of the hand-run stages behind an earlier
-# bundle, stopped part-way through their schedules. ~116 minutes on the idle 2-core Zen 4
-# host. usage: bash recipe.sh [OUT_DIR]
+# bundle, stopped part-way through their schedules. ~113 minutes on the idle 2-core Zen 4
+# host (119 at the slowest rates it has shown; README.md). usage: bash recipe.sh [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")"
 out=${1:-work/recipe}
@@ -37,9 +37,10 @@ stage E "${trainer[@]}" --steps 2200 --horizon 3070 --qat-from 0 --lr 1e-3 "${de
     --init "$out/D/ckpt.pt"
 # F: a fresh schedule, the rate held for its first 30% (E's had decayed while the model still
 #    improved fast)
-stage F "${trainer[@]}" --steps 2400 --decay-from 0.3 --qat-from 0 --lr 8e-4 --seed 3 \
+stage F "${trainer[@]}" --steps 1200 --decay-from 0.3 --qat-from 0 --lr 8e-4 --seed 3 \
     "${dec[@]}" --init "$out/E/ckpt.pt"
 # G: the decoder alone on the frozen encoder's features, computed once per clip by tern's
-#    engine (needs build/bin/tern); the rest of the 2-hour budget
-stage G train_decoder.py --threads 2 --views 2 --steps 2400 --init "$out/F/ckpt.pt"
+#    engine (needs build/bin/tern); the rest of the 2-hour budget. One torch thread: its
+#    small matmuls ran slower on two.
+stage G train_decoder.py --threads 1 --jobs 2 --views 2 --steps 6000 --init "$out/F/ckpt.pt"
 echo "done: $(date +%T); $out/G/ckpt.pt"
