@@ -381,6 +381,19 @@ TEST(TinyModel, HotwordsFromTheCommandLine) {
   EXPECT_NE(err.find("hotword boost must be in [0, 20]"), std::string::npos) << err;
 }
 
+// An empty directory of this name under the test temp dir (an earlier run's left over goes).
+std::string FreshTempDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directory(dir);
+  return dir;
+}
+
+// `tern encode` on the bundled model, quiet; arguments follow.
+std::string EncodeCommand() {
+  return std::string(TERN_BINARY) + " encode --model " + kModelDir + " -q ";
+}
+
 // `tern encode`: one input to --dump-features FILE, several to --output-dir DIR (one
 // <stem>.f32 each, the encoder loaded once); each file holds exactly the library encoder's
 // features. A failing input is reported and the others still run; bad option combinations
@@ -388,11 +401,9 @@ TEST(TinyModel, HotwordsFromTheCommandLine) {
 TEST(TinyModel, EncodeCommandWritesFeaturesPerInput) {
   auto model = LoadTiny();
   ASSERT_TRUE(model);
-  const std::string dir = ::testing::TempDir() + "tern_encode_test";
-  std::filesystem::remove_all(dir);
-  ASSERT_TRUE(std::filesystem::create_directory(dir));
-  const std::string tern = std::string(TERN_BINARY) + " encode --model " +
-                           std::string(TERN_SOURCE_DIR) + "/models/tiny-en -q ";
+  const std::string dir = FreshTempDir("tern_encode_test");
+  ASSERT_TRUE(std::filesystem::is_directory(dir));
+  const std::string tern = EncodeCommand();
   const std::vector<std::string> stems = {"000", "001", "002"};
   std::string files, out;
   for (const std::string& s : stems) files += " " + kDataDir + "/" + s + ".wav";
@@ -437,11 +448,9 @@ TEST(TinyModel, EncodeCommandWritesFeaturesPerInput) {
 TEST(TinyModel, EncodeCommandDumpsOneStep) {
   auto model = LoadTiny();
   ASSERT_TRUE(model);
-  const std::string dir = ::testing::TempDir() + "tern_encode_step_test";
-  std::filesystem::remove_all(dir);
-  ASSERT_TRUE(std::filesystem::create_directory(dir));
-  const std::string tern = std::string(TERN_BINARY) + " encode --model " +
-                           std::string(TERN_SOURCE_DIR) + "/models/tiny-en -q ";
+  const std::string dir = FreshTempDir("tern_encode_step_test");
+  ASSERT_TRUE(std::filesystem::is_directory(dir));
+  const std::string tern = EncodeCommand();
   const std::string wav = kDataDir + "/004.wav";
   Result<Audio> audio = LoadAudio(wav);
   ASSERT_TRUE(audio.ok());
@@ -479,6 +488,12 @@ TEST(TinyModel, EncodeCommandDumpsOneStep) {
   EXPECT_NE(err.find("--step s9.conv: this encoder has no such step; its steps are: input, "
                      "s0.conv,"), std::string::npos) << err;
   EXPECT_FALSE(std::filesystem::exists(dir + "/x.f32"));
+  // Refused once, before any input runs: not once per input, and nothing written.
+  EXPECT_EQ(RunCommand(tern + "--step s9.conv --output-dir " + dir + " " + wav + " " + kDataDir +
+                           "/005.wav", &err), 2);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("no such step"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/004.f32"));
   EXPECT_EQ(RunCommand(tern + "--branch both --step head --dump-features " + dir + "/x.f32 " + wav,
                        &err), 2);
   EXPECT_NE(err.find("--branch"), std::string::npos) << err;

@@ -11,6 +11,7 @@
 // the encoder (training/model.py's quantized forward, a port) parts from this one.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -47,27 +48,27 @@ std::string OutputFor(const Flags& f, const std::string& input) {
          ".f32";
 }
 
-// One branch's activation after `f.step`, dequantized, {C, T} as frames x channels.
+vibeasr::Branch StepBranch(const Flags& f) {
+  return f.branch == "semantic" ? vibeasr::Branch::kSemantic : vibeasr::Branch::kAcoustic;
+}
+
+// One branch's activation after `f.step` (a name Run checked), dequantized, {C, T} as
+// frames x channels.
 Status DumpStep(const Flags& f, const std::string& input, const audio::Audio& audio,
                 const vibeasr::Encoder& enc, ThreadPool& pool) {
-  const vibeasr::Branch branch =
-      f.branch == "semantic" ? vibeasr::Branch::kSemantic : vibeasr::Branch::kAcoustic;
   std::vector<float> out;
-  std::string names;
   bool found = false;
   const vibeasr::Encoder::StageHook hook = [&](const std::string& step,
                                                const ops::I8sTensor& x) {
-    names += (names.empty() ? "" : ", ") + step;
     if (step != f.step || found) return;
     found = true;
     out.resize(static_cast<size_t>(x.size()));
     ops::DequantizeI8s(x, out.data());
   };
-  TERN_RETURN_IF_ERROR(
-      enc.RunBranch(branch, audio.samples.data(), audio.samples.size(), pool, &hook).status());
-  if (!found)
-    return InvalidArgumentError("--step %s: this encoder has no such step; its steps are: %s",
-                                f.step.c_str(), names.c_str());
+  TERN_RETURN_IF_ERROR(enc.RunBranch(StepBranch(f), audio.samples.data(), audio.samples.size(),
+                                     pool, &hook).status());
+  if (!found)  // StepNames and RunBranch disagree: a bug, not a user error
+    return InternalError("--step %s: listed by the encoder but never reached", f.step.c_str());
   return WriteFile(OutputFor(f, input), out.data(), out.size() * sizeof(float));
 }
 
@@ -121,6 +122,15 @@ Status Run(Flags& f) {
   TERN_ASSIGN_OR_RETURN(std::unique_ptr<vibeasr::Encoder> enc,
                         vibeasr::Encoder::Load(f.vae_path));
   const double load_ms = load_timer.ElapsedMs();
+  if (!f.step.empty()) {  // refused once, before any input is encoded
+    const std::vector<std::string> steps = enc->StepNames(StepBranch(f));
+    if (std::find(steps.begin(), steps.end(), f.step) == steps.end()) {
+      std::string list;
+      for (const std::string& s : steps) list += (list.empty() ? "" : ", ") + s;
+      return InvalidArgumentError("--step %s: this encoder has no such step; its steps are: %s",
+                                  f.step.c_str(), list.c_str());
+    }
+  }
   ThreadPool pool(f.threads);
   return ForEachInput(f.inputs, "tern encode", [&](const std::string& input) {
     return EncodeOne(f, input, *enc, load_ms, pool);

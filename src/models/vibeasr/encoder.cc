@@ -326,6 +326,20 @@ size_t InTurnBytes(const std::unique_ptr<Encoder::BranchModel> (&branches)[2], s
 
 }  // namespace
 
+std::vector<std::string> Encoder::StepNames(Branch which) const {
+  const VaeGeometry& g = branches_[static_cast<int>(which)]->geo;
+  std::vector<std::string> names = {"input"};
+  for (int s = 0; s < g.stages(); ++s) {
+    const std::string sp = std::string("s").append(std::to_string(s));
+    names.push_back(sp + ".conv");
+    for (int64_t b = 0; b < g.depths[s]; ++b)
+      for (const char* step : {".norm", ".mixer", ".mixer_res", ".ffn_norm", ".ffn", ".ffn_res"})
+        names.push_back(sp + ".b" + std::to_string(b) + step);
+  }
+  for (const char* step : {"head", "conn.fc1", "conn.norm", "conn.fc2"}) names.push_back(step);
+  return names;
+}
+
 size_t Encoder::WorkspaceBytes(size_t n) const { return InTurnBytes(branches_, n, 1); }
 
 Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,

@@ -86,6 +86,9 @@ class Encoder {
   // ".mixer", ".mixer_res", ".ffn_norm", ".ffn", ".ffn_res", "head", "conn.fc1",
   // "conn.norm", "conn.fc2".
   using StageHook = std::function<void(const std::string& step, const ops::I8sTensor& x)>;
+  // The step names RunBranch passes to its hook for branch `b`, in order (from the geometry,
+  // so callers can check a name before running anything).
+  std::vector<std::string> StepNames(Branch b) const;
   Result<Features> RunBranch(Branch b, const float* samples_24k, size_t n, ThreadPool& pool,
                              const StageHook* hook = nullptr,
                              EncoderTimings* timings = nullptr) const;

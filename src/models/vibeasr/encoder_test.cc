@@ -88,12 +88,16 @@ TEST(Encoder, EveryStageMatchesTheScalarReference) {
   for (Branch br : {Branch::kAcoustic, Branch::kSemantic}) {
     const VaeGeometry& g = enc.geometry(br);
     std::map<std::string, Snap> got;
+    std::vector<std::string> order;
     Encoder::StageHook hook = [&](const std::string& step, const ops::I8sTensor& x) {
       got[step] = Snap{std::vector<int8_t>(x.q, x.q + x.size()), x.ne0, x.ne1, x.scale};
+      order.push_back(step);
     };
     ThreadPool pool(2);
     auto feats = enc.RunBranch(br, a.data(), a.size(), pool, &hook);
     ASSERT_TRUE(feats.ok()) << feats.status().ToString();
+    // StepNames (what `tern encode --step` checks names against) is the hook's sequence.
+    EXPECT_EQ(enc.StepNames(br), order);
     int compared = 0;
     ref::RefBranch(**file, g.prefix, g.strides, g.depths, a.data(), static_cast<int64_t>(a.size()),
                    [&](const std::string& step, const ref::T8& r) {
