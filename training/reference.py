@@ -105,6 +105,11 @@ def main():
     ap.add_argument("--n-heldout", type=int, default=16)
     ap.add_argument("--n-ref", type=int, default=3)
     ap.add_argument("--ref-steps", type=int, default=4)
+    # Demo clips for samples/: held-out clip numbers (NNN in tests/data/heldout). They are
+    # chosen by hand, after the fact, among the clips the engine transcribes correctly (the
+    # bundled model gets 108 of the 200 test sentences entirely right); a new model needs a
+    # new choice, and TinyModel.DemoSamplesComeOutRight fails until it has one.
+    ap.add_argument("--samples", default="7,10,0")
     a = ap.parse_args()
     torch.set_num_threads(1)
     tok, m = export.load(a.ckpt)
@@ -170,7 +175,8 @@ def main():
                 json.dump(js, f, indent=1)
     with open(os.path.join(hd, "transcripts.tsv"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    for k, i in enumerate(pick[-3:]):
+    for k, n in enumerate(int(x) for x in a.samples.split(",")):
+        i = pick[n]
         base = os.path.join(sd, f"sample{k + 1}")
         write_test_wav(base + ".wav", audio, meta[i])
         with open(base + ".txt", "w") as f:
