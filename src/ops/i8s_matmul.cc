@@ -150,6 +150,52 @@ float GemmBias(ThreadPool& pool, const I8sMatrix& w, const Cols& cols, float c,
   return gmax.Get();
 }
 
+// Products with few multiply-adds per sum (the stem conv: 7 taps of one channel) cost less
+// computed twice than stored as int32 and read back (T x N x 4 bytes: 10.75 MB for the stem
+// of a 3.5 s clip): pass 1 folds the bounds, pass 2 requantizes in the kernel's epilogue.
+// Only where the ISA has that epilogue. Same bytes as GemmBias + RequantAll. (BmConv/stage:0
+// 1.10-1.21 ms stored, 0.91-1.15 recomputed; an earlier try measured slower while the
+// AVX-512 tile still loaded the partial quad with a memcpy call.)
+constexpr int64_t kRecomputeMaxK = 32;
+
+bool RecomputeSums(const kernels::KernelTable& kt, int64_t k) {
+  return kt.gemm_i8_i8_ep != nullptr && k <= kRecomputeMaxK;
+}
+
+// Returns G, and the requantized int8 {N, T} in q.
+float GemmRecompute(ThreadPool& pool, const I8sMatrix& w, const Cols& cols, float c,
+                    const float* bias, bool relu, int8_t* q) {
+  const kernels::KernelTable& kt = kernels::Kernels();
+  const int64_t T = cols.n, N = w.n;
+  AtomicAbsMax gmax;
+  pool.Run([&](int tid, int nth) {
+    int64_t t_b, t_e;
+    ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
+    if (t_b >= t_e) return;
+    RowBounds bounds(N);
+    TileOut o;
+    o.bounds = &bounds;
+    GemmTileOut(kt, w, cols, t_b, t_e, 0, N, o);
+    gmax.Update(bounds.AbsMax(kt, c, bias));
+  });
+  const float g = gmax.Get();
+  pool.Run([&](int tid, int nth) {
+    int64_t t_b, t_e;
+    ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
+    if (t_b >= t_e) return;
+    TileOut o;
+    o.rq.q = q + t_b * N;
+    o.rq.ldq = N;
+    o.rq.c = c;
+    o.rq.inv = InvScale(g);
+    o.rq.bias = bias;
+    o.rq.mode = kernels::Round::kHalfAway;
+    o.rq.relu = relu;
+    GemmTileOut(kt, w, cols, t_b, t_e, 0, N, o);
+  });
+  return g;
+}
+
 // q = requant((float)acc * c + bias) with G, half away from zero; ReLU after rounding
 // (spec 3.4). One fused kernel call per token range: y never reaches memory.
 void RequantAll(ThreadPool& pool, const int32_t* acc, int64_t T, int64_t N, float c,
@@ -266,9 +312,14 @@ void Conv1dAdd(ThreadPool& pool, const I8sConv1d& cv, const float* bias, const I
   cols.mid_ld = s * ic;
   cols.edge = col_scratch;
   const float c = cv.w.scale * x.scale;
-  auto* acc = reinterpret_cast<int32_t*>(y_scratch);
-  const float g = GemmBias(pool, cv.w, cols, c, bias, acc);
-  RequantAll(pool, acc, ow, cv.out_ch, c, bias, g, /*relu=*/false, out->q);
+  float g;
+  if (RecomputeSums(kernels::Kernels(), cols.k)) {
+    g = GemmRecompute(pool, cv.w, cols, c, bias, /*relu=*/false, out->q);
+  } else {
+    auto* acc = reinterpret_cast<int32_t*>(y_scratch);
+    g = GemmBias(pool, cv.w, cols, c, bias, acc);
+    RequantAll(pool, acc, ow, cv.out_ch, c, bias, g, /*relu=*/false, out->q);
+  }
   out->ne0 = cv.out_ch;
   out->ne1 = ow;
   out->scale = OutScale(g);

@@ -18,11 +18,17 @@
 namespace tern::kernels::avx512 {
 namespace {
 
-// 4 activation bytes at p, of which only `valid` (1..4) exist; the rest read as 0.
+// 4 activation bytes at p, of which only `valid` (1..4) exist; the rest read as 0 (a masked
+// load: no fault past them, and no memcpy call of a run-time length, which the stem conv's
+// 7 taps paid on every column).
 inline __m512i Bcast4(const int8_t* p, int64_t valid) {
-  int32_t v = 0;
-  std::memcpy(&v, p, valid >= 4 ? 4 : static_cast<size_t>(valid));
-  return _mm512_set1_epi32(v);
+  if (valid >= 4) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+  }
+  const auto m = static_cast<__mmask16>((1u << valid) - 1);
+  return _mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(m, p));
 }
 
 int32_t RowSum(const int8_t* x, int64_t k) {
@@ -110,7 +116,8 @@ struct RequantEp {
 // lambda capturing the accumulators left gcc 12 copying them between registers every quad.
 template <int MG, int RX, class Ep>
 void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, int64_t ldx,
-            const int32_t* xsum, const Ep ep, int64_t rows_left, const uint8_t* pf) {
+            const int32_t* xsum, const Ep ep, int64_t rows_left, const uint8_t* pf,
+            int pf_shift) {
   __m512i acc[MG][RX];
   TERN_UNROLL for (int g = 0; g < MG; ++g)
     TERN_UNROLL for (int j = 0; j < RX; ++j) acc[g][j] = _mm512_setzero_si512();
@@ -132,8 +139,11 @@ void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, i
   if (k % 4) TERN_I8_QUAD(full, k % 4)
   for (int64_t qd = 0; qd < full; ++qd) {
     if (pf != nullptr) {
-      TERN_UNROLL for (int g = 0; g < MG; ++g)
-        _mm_prefetch(reinterpret_cast<const char*>(pf + g * group_bytes + qd * 64), _MM_HINT_T0);
+      if ((qd & ((int64_t{1} << pf_shift) - 1)) == 0) {
+        const int64_t line = (qd >> pf_shift) * 64;
+        TERN_UNROLL for (int g = 0; g < MG; ++g)
+          _mm_prefetch(reinterpret_cast<const char*>(pf + g * group_bytes + line), _MM_HINT_T0);
+      }
     } else if (RX == 1) {  // decode head: the stream(s), well ahead (packing::StreamAhead)
       const int64_t ahead = packing::StreamAhead(qd * 64, group_bytes, MG);
       TERN_UNROLL for (int g = 0; g < MG; ++g)
@@ -160,7 +170,7 @@ constexpr int kMaxRx = 8;
 template <class Ep>
 struct Tiles {
   using Fn = void (*)(const uint8_t*, int64_t, int64_t, const int8_t*, int64_t, const int32_t*,
-                      Ep, int64_t, const uint8_t*);
+                      Ep, int64_t, const uint8_t*, int);
   // A plain struct, not std::array: nothing with external linkage gets instantiated in this
   // ISA-flagged TU (packing.h explains the hazard).
   struct Row {
@@ -204,10 +214,18 @@ void Gemm(const uint8_t* w, int64_t k, int64_t r0, int64_t r1, const int8_t* x, 
     // read four interleaved streams: measured 20-30% slower from DRAM, `tern bench kernels
     // --mode cold --filter head`).
     const int mg_wide = nj == 1 ? 1 : nj <= 3 ? 4 : 2;
-    // GEMM (many columns): while the first column tile of a row block runs, prefetch the
-    // next block's weights. With few frames (stage 6: 26 for 3.5 s) the weights stream from
-    // DRAM and the hardware prefetcher alone left them half as fast as from L3.
+    // GEMM (many columns): while the column tiles of a row block run, prefetch the next
+    // block's weights. With few frames (stage 6: 26 for 3.5 s) the weights stream from
+    // DRAM and the hardware prefetcher alone left them half as fast as from L3. The first
+    // 2^shift tiles (at most the tile count) each fetch their share of the next block's
+    // lines, one every 2^shift quads: all from the first tile, which was the rule before,
+    // asked for lines faster than DRAM delivers them and left the other tiles fetching
+    // nothing. Spread, `tern bench kernels --mode cold --filter i8_i8_enc` was faster at
+    // n = 26 and 256 in each of 8 alternating rounds on Zen 5 (README, Benchmarks).
     const bool prefetch = mg_wide == 2;
+    const int64_t tiles = (nj + kMaxRx - 1) / kMaxRx;
+    const int shift = tiles >= 8 ? 3 : tiles >= 4 ? 2 : tiles >= 2 ? 1 : 0;
+    const int64_t share = (k / 4) >> shift;  // quads, i.e. lines per row group, per tile
     int64_t r = r0;
     while (r < r1) {
       const int mg = r1 - r >= mg_wide * packing::kRowGroup ? mg_wide : 1;
@@ -215,10 +233,12 @@ void Gemm(const uint8_t* w, int64_t k, int64_t r0, int64_t r1, const int8_t* x, 
       const uint8_t* wr = w + r / packing::kRowGroup * group_bytes;
       for (int64_t j = 0; j < nj; j += kMaxRx) {
         const int rx = static_cast<int>(nj - j < kMaxRx ? nj - j : kMaxRx);
-        const bool pf_next = prefetch && j == 0 && r + rows < r1;
-        const uint8_t* pf = pf_next ? wr + mg * group_bytes : nullptr;  // no fault past the end
+        const int64_t tile = j / kMaxRx;
+        const bool pf_next = prefetch && tile < (int64_t{1} << shift) && r + rows < r1;
+        // no pointer past the end: the next block exists, and its lines below k/4 are read
+        const uint8_t* pf = pf_next ? wr + mg * group_bytes + tile * share * 64 : nullptr;
         Tiles<Ep>::For(mg, rx)(wr, group_bytes, k, x + (j0 + j) * ldx, ldx, xsum + j,
-                               ep.Tile(j0 + j, r), r1 - r, pf);
+                               ep.Tile(j0 + j, r), r1 - r, pf, shift);
       }
       r += rows;
     }
