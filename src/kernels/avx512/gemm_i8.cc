@@ -234,8 +234,9 @@ void Gemm(const uint8_t* w, int64_t k, int64_t r0, int64_t r1, const int8_t* x, 
       for (int64_t j = 0; j < nj; j += kMaxRx) {
         const int rx = static_cast<int>(nj - j < kMaxRx ? nj - j : kMaxRx);
         const int64_t tile = j / kMaxRx;
-        const bool pf_next = prefetch && tile < (int64_t{1} << shift) && r + rows < r1;
-        // no pointer past the end: the next block exists, and its lines below k/4 are read
+        // No pointer past the packed rows: the next block has this one's groups (r + 2 rows
+        // <= r1), and every tile's lines stay below k/4 of them.
+        const bool pf_next = prefetch && tile < (int64_t{1} << shift) && r + 2 * rows <= r1;
         const uint8_t* pf = pf_next ? wr + mg * group_bytes + tile * share * 64 : nullptr;
         Tiles<Ep>::For(mg, rx)(wr, group_bytes, k, x + (j0 + j) * ldx, ldx, xsum + j,
                                ep.Tile(j0 + j, r), r1 - r, pf, shift);
