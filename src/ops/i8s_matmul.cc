@@ -162,23 +162,36 @@ bool RecomputeSums(const kernels::KernelTable& kt, int64_t k) {
   return kt.gemm_i8_i8_ep != nullptr && k <= kRecomputeMaxK;
 }
 
-// Returns G, and the requantized int8 {N, T} in q.
-float GemmRecompute(ThreadPool& pool, const I8sMatrix& w, const Cols& cols, float c,
-                    const float* bias, bool relu, int8_t* q) {
+// G = max |y| of y = (float)s * c + bias over the sums s of w with every column, from
+// their bounds, no sum stored: through the kernel's fused epilogue, or where the ISA has
+// none through an int32 tile per thread (kTokenBlock x N at tiles + tid * tile_stride;
+// tiles may be null when it has one).
+float RecomputedAbsMax(ThreadPool& pool, const I8sMatrix& w, const Cols& cols, float c,
+                       const float* bias, uint8_t* tiles, size_t tile_stride) {
   const kernels::KernelTable& kt = kernels::Kernels();
   const int64_t T = cols.n, N = w.n;
   AtomicAbsMax gmax;
   pool.Run([&](int tid, int nth) {
     int64_t t_b, t_e;
     ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
-    if (t_b >= t_e) return;
     RowBounds bounds(N);
     TileOut o;
     o.bounds = &bounds;
-    GemmTileOut(kt, w, cols, t_b, t_e, 0, N, o);
+    if (tiles != nullptr) o.tile = reinterpret_cast<int32_t*>(tiles + tile_stride * tid);
+    o.ldo = N;
+    for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock)
+      GemmTileOut(kt, w, cols, t0, std::min(t_e, t0 + kTokenBlock), 0, N, o);
     gmax.Update(bounds.AbsMax(kt, c, bias));
   });
-  const float g = gmax.Get();
+  return gmax.Get();
+}
+
+// Returns G, and the requantized int8 {N, T} in q. Only where RecomputeSums holds.
+float GemmRecompute(ThreadPool& pool, const I8sMatrix& w, const Cols& cols, float c,
+                    const float* bias, bool relu, int8_t* q) {
+  const int64_t T = cols.n, N = w.n;
+  const kernels::KernelTable& kt = kernels::Kernels();
+  const float g = RecomputedAbsMax(pool, w, cols, c, bias, nullptr, 0);
   pool.Run([&](int tid, int nth) {
     int64_t t_b, t_e;
     ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
@@ -372,20 +385,7 @@ void MlpReluI8s(ThreadPool& pool, const I8sMatrix& w1, const float* b1, const I8
   if (need.store) {
     g1 = GemmBias(pool, w1, xcols, c1, b1, acc1);
   } else {
-    AtomicAbsMax g1max;
-    pool.Run([&](int tid, int nth) {
-      int64_t t_b, t_e;
-      ThreadPool::Split(T, kTokenBlock, tid, nth, &t_b, &t_e);
-      RowBounds bounds(H);
-      TileOut o;
-      o.bounds = &bounds;
-      o.tile = reinterpret_cast<int32_t*>(per_thread + pt_bytes * tid + q_bytes);
-      o.ldo = H;
-      for (int64_t t0 = t_b; t0 < t_e; t0 += kTokenBlock)
-        GemmTileOut(kt, w1, xcols, t0, std::min(t_e, t0 + kTokenBlock), 0, H, o);
-      g1max.Update(bounds.AbsMax(kt, c1, b1));
-    });
-    g1 = g1max.Get();
+    g1 = RecomputedAbsMax(pool, w1, xcols, c1, b1, per_thread + q_bytes, pt_bytes);
   }
   const float inv1 = InvScale(g1);
   const float c2 = w2.scale * OutScale(g1);
