@@ -1,7 +1,7 @@
 // Micro-benchmarks of the encoder's I8_S ops at the shapes a 3.5 s clip gives them (one
 // thread, the ISA the process picks: TERN_ISA or the best), on random weights:
 //   bin/encoder_ops_microbench [--benchmark_filter=...] [--benchmark_repetitions=N]
-// Stage s of the full geometry has C = 32 * 2^s channels and 84000 / (1, 2, 4, 16, 80)[s]
+// Stage s of the full geometry has C = 32 * 2^s channels and 84000 / (1, 2, 4, 16, 80, 400)[s]
 // frames; its FFN is 4C wide, its hidden sums recomputed (store 0, as the encoder runs
 // stages 0-2) or stored (store 1, stage 3 and wider). Fill 0/1/2: RMSNorm, add_scaled,
 // depthwise conv. Conv s: stage s's downsampling conv, on the frames before it. "GOPS"
@@ -9,10 +9,13 @@
 // recomputing FFN does one W1 product twice, the convs skip their zero taps.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <random>
 #include <vector>
 
+#include "kernels/kernels.h"
 #include "ops/i8s_elementwise.h"
 #include "ops/i8s_matmul.h"
 #include "ops/i8s_tensor.h"
@@ -22,7 +25,7 @@ namespace tern::ops {
 namespace {
 
 constexpr int64_t kSamples = 84000;  // 3.5 s at 24 kHz
-constexpr int64_t kHop[4] = {1, 2, 4, 16};  // samples per frame at stages 0-3
+constexpr int64_t kHop[6] = {1, 2, 4, 16, 80, 400};  // samples per frame at stages 0-5
 
 int64_t Channels(int64_t stage) { return int64_t{32} << stage; }
 int64_t Frames(int64_t stage) { return kSamples / kHop[stage]; }
@@ -71,7 +74,7 @@ void BmFfn(benchmark::State& st) {
 
 enum class Fill { kRmsNorm, kAddScaled, kDepthwise };
 
-// args: stage (0-2: each holds 2.7M values), which fill.
+// args: stage (0-2: each holds 2.7M values; the depthwise mixer also 3-5), which fill.
 void BmFill(benchmark::State& st) {
   const int64_t c = Channels(st.range(0)), t = Frames(st.range(0));
   const auto which = static_cast<Fill>(st.range(1));
@@ -129,9 +132,60 @@ void BmConv(benchmark::State& st) {
   SetGops(st, static_cast<double>(iw / stride) * g.real * ic * oc);
 }
 
+enum class Ep { kStore, kBounds, kRequant };
+
+// args: stage (0-3), product (0: FC1, K = C and N = 4C; 1: FC2, K = 4C and N = C), epilogue
+// (0 store int32, 1 fold per-row bounds, 2 requantize with ReLU): one kernel call per token
+// block of 32, as the FFN makes them, so the pieces of BmFfn can be told apart.
+void BmGemm(benchmark::State& st) {
+  const kernels::KernelTable& kt = kernels::Kernels();
+  const Ep ep_kind = static_cast<Ep>(st.range(2));
+  if (ep_kind != Ep::kStore && kt.gemm_i8_i8_ep == nullptr) {
+    st.SkipWithError("no fused epilogue in this ISA");
+    return;
+  }
+  const int64_t c = Channels(st.range(0)), t = Frames(st.range(0));
+  const int64_t k = st.range(1) == 0 ? c : 4 * c, n = st.range(1) == 0 ? 4 * c : c;
+  constexpr int64_t kBlock = 32;
+  std::mt19937 rng(4);
+  const auto w = RandomI8(rng, k * n), x = RandomI8(rng, t * k);
+  const auto bias = RandomF(rng, n, -0.1f, 0.1f);
+  const I8sMatrix m = PackI8sMatrix(w.data(), k, n, 0.002f);
+  std::vector<int32_t> acc(static_cast<size_t>(kBlock * n)), mn(n, INT32_MAX), mx(n, INT32_MIN);
+  std::vector<int8_t> q(static_cast<size_t>(kBlock * n));
+  kernels::I8Epilogue ep;
+  if (ep_kind == Ep::kBounds) {
+    ep.mn = mn.data();
+    ep.mx = mx.data();
+  } else {
+    ep.q = q.data();
+    ep.ldq = n;
+    ep.c = 1e-4f;
+    ep.inv = 0.5f;
+    ep.bias = bias.data();
+    ep.relu = true;
+  }
+  for (auto _ : st) {
+    for (int64_t t0 = 0; t0 < t; t0 += kBlock) {
+      const int64_t nt = std::min(kBlock, t - t0);
+      if (ep_kind == Ep::kStore)
+        kt.gemm_i8_i8(m.packed.data(), k, n, 0, n, x.data() + t0 * k, k, nt, acc.data(), n);
+      else
+        kt.gemm_i8_i8_ep(m.packed.data(), k, n, 0, n, x.data() + t0 * k, k, nt, ep);
+    }
+    benchmark::DoNotOptimize(acc.data());
+    benchmark::DoNotOptimize(q.data());
+  }
+  SetGops(st, static_cast<double>(t) * k * n);
+}
+
 BENCHMARK(BmFfn)->ArgNames({"stage", "store"})->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BmFill)->ArgNames({"stage", "fill"})->ArgsProduct({{0, 1, 2}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BmFill)->ArgNames({"stage", "fill"})->ArgsProduct({{3, 4, 5}, {2}})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BmGemm)->ArgNames({"stage", "fc", "ep"})->ArgsProduct({{0, 1, 2, 3}, {0, 1}, {0, 1, 2}})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BmConv)->ArgName("stage")->DenseRange(0, 5)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -203,10 +203,17 @@ struct KernelTable {
   // consecutive input rows:
   //   out[j*ldo + i] = sum_t w[t*ldw + i] * x[(j + t)*ldx + i].
   // Every product and partial sum of the spec's float depthwise on such values is an integer
-  // below 2^24, so (float)out * c + bias gives its bits in any summation order; SIMD adds
-  // products in pairs in int16 (|pair| <= 2 * 127^2 < 2^15) and widens once.
+  // below 2^24, so (float)out * c + bias gives its bits in any summation order; SIMD may
+  // group the products in any way that stays exact (pairs in int16, |pair| <= 2 * 127^2 <
+  // 2^15; quads in int32 with vpdpbusd).
   void (*dw8_i8_i32)(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
                      int64_t n, int32_t* out, int64_t ldo);
+  // dw8_i8_i32 with the epilogue fused, as gemm_i8_i8_ep with channels for weight rows: the
+  // sum of output row j, channel i folds into mn[i] / mx[i], or becomes q[j*ldq + i] with
+  // bias[i]. Null in tables without it (the depthwise op then stores a tile of sums and
+  // applies i32_minmax / i32_requant_i8: the same bytes).
+  void (*dw8_i8_ep)(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
+                    int64_t n, const I8Epilogue& ep);
 };
 
 // The table for the ISA chosen once for this process: TERN_ISA if set (an unavailable or

@@ -408,10 +408,10 @@ TEST(EncoderFills, IntegerDepthwiseMatchesFloat) {
   std::vector<const KernelTable*> tables = SimdTables();
   tables.push_back(&o);
   for (const KernelTable* t : tables) {
-    // Row counts around the AVX-512 kernel's 64-output blocks as well.
+    // Channel counts around the AVX-512 kernel's groups of 16 and 32, and one output row.
     for (auto [n, rows] : {std::pair<int64_t, int64_t>{1, 3}, {7, 3}, {15, 3}, {16, 3}, {17, 3},
                            {31, 3}, {32, 3}, {33, 3}, {64, 3}, {100, 3}, {257, 3}, {32, 64},
-                           {17, 65}, {48, 130}}) {
+                           {17, 65}, {48, 130}, {33, 1}}) {
       for (int fill : {0, 1, 2}) {  // random; all +127; x +127 with w -127
         SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " n=" << n << " rows=" << rows
                                           << " fill=" << fill);
@@ -450,6 +450,77 @@ TEST(EncoderFills, IntegerDepthwiseMatchesFloat) {
           ASSERT_EQ(0, std::memcmp(viaf.data() + r * ldo, viai.data() + r * ldo,
                                    static_cast<size_t>(n) * sizeof(float)));
       }
+    }
+  }
+}
+
+// dw8_i8_ep, where a table has it: the oracle's sums folded into per-channel bounds (into
+// existing ones) and requantized by the scalar entries, in every variant (bias or none, ReLU
+// or not, both roundings), into a strided q whose other bytes stay untouched.
+TEST(EncoderFills, FusedDepthwiseEpilogueMatchesEntries) {
+  std::mt19937 rng(37);
+  const KernelTable& o = Scalar();
+  for (const KernelTable* t : SimdTables()) {
+    if (t->dw8_i8_ep == nullptr) continue;
+    for (auto [n, rows] : {std::pair<int64_t, int64_t>{1, 3}, {15, 1}, {16, 4}, {17, 9},
+                           {32, 128}, {33, 5}, {48, 2}, {100, 7}, {256, 16}}) {
+      SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " n=" << n << " rows=" << rows);
+      const int64_t ldx = n + 3, ldw = n + 5;
+      const size_t nx = static_cast<size_t>((rows + 6) * ldx + n), nw = 7 * ldw + n;
+      Guarded<int8_t> x(nx), w(nw);
+      for (size_t i = 0; i < nx; ++i) x[i] = static_cast<int8_t>(rng() % 255 - 127);
+      for (size_t i = 0; i < nw; ++i) w[i] = static_cast<int8_t>(rng() % 255 - 127);
+      std::vector<int32_t> sums(static_cast<size_t>(rows * n));
+      o.dw8_i8_i32(x.data(), ldx, w.data(), ldw, rows, n, sums.data(), n);
+
+      std::vector<int32_t> mn0(static_cast<size_t>(n)), mx0(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {  // bounds already holding something
+        mn0[i] = static_cast<int32_t>(rng() % 4000) - 2000;
+        mx0[i] = mn0[i] + 100;
+      }
+      Guarded<int32_t> mn1(static_cast<size_t>(n)), mx1(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        mn1[i] = mn0[i];
+        mx1[i] = mx0[i];
+      }
+      o.i32_minmax(sums.data(), rows, n, n, mn0.data(), mx0.data());
+      I8Epilogue ep;
+      ep.mn = mn1.data();
+      ep.mx = mx1.data();
+      t->dw8_i8_ep(x.data(), ldx, w.data(), ldw, rows, n, ep);
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(mn1[i], mn0[i]) << "channel " << i;
+        ASSERT_EQ(mx1[i], mx0[i]) << "channel " << i;
+      }
+
+      std::vector<float> bias(static_cast<size_t>(n));
+      for (auto& b : bias) b = static_cast<float>(rng() % 1000) / 250.0f - 2.0f;
+      // Sums reach +-8 * 127^2: y spans about +-6, so q clamps for the largest.
+      const float c = 1.0f / 20000.0f, inv = 127.0f / 3.0f;
+      const int64_t ldq = n + 7;
+      const float* no_bias = nullptr;
+      for (const float* b : {no_bias, static_cast<const float*>(bias.data())})
+        for (bool relu : {false, true})
+          for (Round mode : {Round::kHalfAway, Round::kHalfEven}) {
+            SCOPED_TRACE(::testing::Message() << "bias=" << (b != nullptr) << " relu=" << relu
+                                              << " even=" << (mode == Round::kHalfEven));
+            std::vector<int8_t> q0(static_cast<size_t>(rows * ldq), 99);
+            Guarded<int8_t> q1(q0.size());
+            for (size_t i = 0; i < q0.size(); ++i) q1[i] = 99;
+            for (int64_t j = 0; j < rows; ++j)
+              o.i32_requant_i8(sums.data() + j * n, 1, n, c, b, inv, mode, relu,
+                               q0.data() + j * ldq);
+            I8Epilogue rq;
+            rq.q = q1.data();
+            rq.ldq = ldq;
+            rq.c = c;
+            rq.inv = inv;
+            rq.bias = b;
+            rq.mode = mode;
+            rq.relu = relu;
+            t->dw8_i8_ep(x.data(), ldx, w.data(), ldw, rows, n, rq);
+            ASSERT_EQ(0, std::memcmp(q0.data(), q1.data(), q0.size()));
+          }
     }
   }
 }

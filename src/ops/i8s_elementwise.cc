@@ -229,48 +229,81 @@ auto DwTiles(int64_t C) {
 
 // The published 8-tap mixer on integers. Its float sums are exact integers (kernels.h,
 // dw8_i8_i32), so the int32 sums with the GEMM epilogue give the same bytes: G from
-// per-channel bounds, then each tile recomputed and requantized in one fused pass. No float
-// tensor is stored and the input is never converted to float.
+// per-channel bounds, then each tile recomputed and requantized. Where the ISA fuses the
+// epilogue (dw8_i8_ep) no sum leaves the registers; else a tile of them goes through
+// i32_minmax / i32_requant_i8. No float tensor is stored, the input is never converted.
 void DepthwiseInt8(ThreadPool& pool, const I8sDepthwise& w, const float* bias,
                    const I8sTensor& x, I8sTensor* out) {
   const kernels::KernelTable& kt = kernels::Kernels();
   const int64_t C = x.ne0, T = x.ne1, K = 8;
   const float c = w.scale * x.scale;
-  // Sums of output rows [r0, r1), channels [c0, c1), into acc (row stride c1 - c0). Input
-  // rows before 0 are the causal zero padding: the first tiles read a padded copy.
-  auto sums = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1, int32_t* acc) {
-    const int64_t nc = c1 - c0;
-    if (r0 >= K - 1) {
-      kt.dw8_i8_i32(x.q + (r0 - (K - 1)) * C + c0, C, w.w.data() + c0, C, r1 - r0, nc, acc, nc);
-      return;
-    }
-    alignas(64) int8_t pad[kTileFloats + (K - 1) * kDwChunk];
-    for (int64_t i = 0; i < r1 - r0 + K - 1; ++i) {
-      const int64_t row = r0 - (K - 1) + i;
-      if (row < 0) std::fill(pad + i * nc, pad + (i + 1) * nc, int8_t{0});
-      else std::copy(x.q + row * C + c0, x.q + row * C + c1, pad + i * nc);
-    }
-    kt.dw8_i8_i32(pad, nc, w.w.data() + c0, C, r1 - r0, nc, acc, nc);
+  const bool fused = kt.dw8_i8_ep != nullptr;
+  // The sums of nr output rows of channels [c0, c0 + nc), from input rows at src (stride
+  // ld), through ep (its pointers at channel c0, q at the first row). Unfused, through a
+  // tile of at most kTileFloats sums.
+  auto run = [&](const int8_t* src, int64_t ld, int64_t nr, int64_t c0, int64_t nc,
+                 const kernels::I8Epilogue& ep) {
+    if (fused) return kt.dw8_i8_ep(src, ld, w.w.data() + c0, C, nr, nc, ep);
+    TERN_CHECK(nr * nc <= kTileFloats);
+    alignas(64) int32_t acc[kTileFloats];
+    kt.dw8_i8_i32(src, ld, w.w.data() + c0, C, nr, nc, acc, nc);
+    if (ep.q == nullptr) return kt.i32_minmax(acc, nr, nc, nc, ep.mn, ep.mx);
+    const bool rows_whole = ep.ldq == nc;  // one call for the tile, else one per row
+    for (int64_t j = 0; j < nr; j += rows_whole ? nr : 1)
+      kt.i32_requant_i8(acc + j * nc, rows_whole ? nr : 1, nc, ep.c, ep.bias, ep.inv, ep.mode,
+                        ep.relu, ep.q + j * ep.ldq);
   };
-  const auto tiles = DwTiles(C);
+  // Output rows [r0, r1), channels [c0, c1). The first K - 1 rows reach into the causal
+  // zero padding: they read a padded copy.
+  auto tile = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1, kernels::I8Epilogue ep) {
+    const int64_t nc = c1 - c0;
+    if (r0 < K - 1) {
+      const int64_t nr = std::min(r1, K - 1) - r0;
+      alignas(64) int8_t pad[2 * (K - 1) * kDwChunk];
+      for (int64_t i = 0; i < nr + K - 1; ++i) {
+        const int64_t row = r0 - (K - 1) + i;
+        if (row < 0) std::fill(pad + i * nc, pad + (i + 1) * nc, int8_t{0});
+        else std::copy(x.q + row * C + c0, x.q + row * C + c1, pad + i * nc);
+      }
+      run(pad, nc, nr, c0, nc, ep);
+      r0 += nr;
+      if (ep.q != nullptr) ep.q += nr * ep.ldq;
+    }
+    if (r0 < r1) run(x.q + (r0 - (K - 1)) * C + c0, C, r1 - r0, c0, nc, ep);
+  };
+  // Blocks of rows, in channel chunks of kDwChunk when C is wider (not one row per chunk as
+  // DwTiles: each call starts by loading its window's first seven rows, and the mixers of
+  // stages 4-6 spent most of their time there). Fused, no tile of sums bounds the block.
+  const int64_t chunk = std::min(C, kDwChunk);
+  const int64_t rows = fused ? std::max<int64_t>(256, kTileFloats / chunk) : kTileFloats / chunk;
+  auto tiles = [&](int64_t t0, int64_t t1, auto&& fn) {
+    for (int64_t r = t0; r < t1; r += rows)
+      for (int64_t c0 = 0; c0 < C; c0 += chunk)
+        fn(r, std::min(t1, r + rows), c0, std::min(C, c0 + chunk));
+  };
   AtomicAbsMax gmax;
   ForRows(pool, T, C * K, [&](int64_t t0, int64_t t1) {
-    alignas(64) int32_t acc[kTileFloats];
     i8s_detail::RowBounds bounds(C);  // one "row" per channel here
     tiles(t0, t1, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-      sums(r0, r1, c0, c1, acc);
-      bounds.Fold(kt, acc, r1 - r0, c1 - c0, c0, c1 - c0);
+      kernels::I8Epilogue ep;
+      ep.mn = bounds.mn() + c0;
+      ep.mx = bounds.mx() + c0;
+      tile(r0, r1, c0, c1, ep);
     });
     gmax.Update(bounds.AbsMax(kt, c, bias));
   });
   const float g = gmax.Get();
   const float inv = InvScale(g);
   ForRows(pool, T, C * K, [&](int64_t t0, int64_t t1) {
-    alignas(64) int32_t acc[kTileFloats];
     tiles(t0, t1, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-      sums(r0, r1, c0, c1, acc);
-      kt.i32_requant_i8(acc, r1 - r0, c1 - c0, c, bias ? bias + c0 : nullptr, inv,
-                        kernels::Round::kHalfAway, /*relu=*/false, out->q + r0 * C + c0);
+      kernels::I8Epilogue ep;
+      ep.q = out->q + r0 * C + c0;
+      ep.ldq = C;
+      ep.c = c;
+      ep.inv = inv;
+      ep.bias = bias ? bias + c0 : nullptr;
+      ep.mode = kernels::Round::kHalfAway;
+      tile(r0, r1, c0, c1, ep);
     });
   });
   out->ne0 = C;

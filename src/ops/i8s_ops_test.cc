@@ -428,7 +428,8 @@ TEST(I8sOps, AddScaledMatchesReferenceAtAnyThreadCount) {
 TEST(I8sOps, DepthwiseMatchesPermuteIm2colReference) {
   std::mt19937 rng(9);
   for (auto [C, T, K] : {std::tuple<int64_t, int64_t, int64_t>{8, 1, 8}, {32, 50, 8},
-                         {300, 17, 8}, {16, 5, 4}, {64, 260, 8}, {600, 9, 3}, {24, 1100, 8}}) {
+                         {300, 17, 8}, {16, 5, 4}, {64, 260, 8}, {600, 9, 3}, {24, 1100, 8},
+                         {520, 300, 8}}) {
     auto x_ct = RandI8(rng, C * T);  // tern layout {C, T}
     auto w = RandI8(rng, K * C);     // stored {K, 1, C}
     auto bias = RandF(rng, C, -2, 2);

@@ -33,6 +33,7 @@ const KernelTable kAvx2Table = {
     .i8_scale_mul_f32 = avx2::I8ScaleMulF32,
     .i8_fill_fused = nullptr,
     .dw8_i8_i32 = avx2::Dw8I8I32,
+    .dw8_i8_ep = nullptr,
 };
 
 }  // namespace tern::kernels

@@ -2,6 +2,9 @@
 // element (no FMA: -ffp-contract=off), masked tails.
 #include <immintrin.h>
 
+#include <climits>
+#include <utility>
+
 #include "kernels/avx512/impl.h"
 #include "kernels/avx512/reduce.h"
 #include "kernels/avx512/requant.h"
@@ -215,47 +218,149 @@ float I8FillFused(const I8Fill& f, int64_t rows, int64_t n, float inv, Round mod
   return FillFused(AddScaledSrc<false>{f, va, vb}, 1, rows * n, inv, mode, q);
 }
 
-// 16 channels per step, with vpdpwssd (int16 pairs times int16 pairs summed into int32:
-// exact, |x|, |w| <= 128). P[r] holds input rows r and r+1 as the pair (x[r][c], x[r+1][c])
-// in lane c, built once per row and read by four outputs; output r is then four
-// instructions, taps (0,1), (2,3), (4,5), (6,7) against P[r], P[r+2], P[r+4], P[r+6]. (The
-// int16 products of the previous version reloaded and widened each input row eight times.)
-void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
-              int64_t n, int32_t* out, int64_t ldo) {
-  constexpr int64_t kBlock = 64;  // outputs per pass over a channel group: P on the stack
-  // Word 2c of a pair vector is word c of the first operand, word 2c+1 word c of the second.
-  alignas(64) static constexpr int16_t kInterleave[32] = {
-      0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
-      8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
-  const __m512i inter = _mm512_load_si512(kInterleave);
-  auto widen = [](__mmask16 m, const int8_t* p) {
-    return _mm512_castsi256_si512(_mm256_cvtepi8_epi16(_mm_maskz_loadu_epi8(m, p)));
+namespace {
+
+// Depthwise 8-tap conv with vpdpbusd, four taps per instruction; lane c of a vector is one
+// channel. Q[s] holds input rows s..s+3 of each channel as four bytes, newest lowest, each
+// flipped to u = x + 128 (vpdpbusd's unsigned operand; the weights are its signed one):
+//   Q[s] = u[s+3] | u[s+2] << 8 | u[s+1] << 16 | u[s] << 24,  Q[s+1] = Q[s] << 8 | u[s+4],
+// one shift and one vpternlogd per input row, in registers. Output r is two instructions,
+// Q[r] against taps 3..0 and Q[r+4] against taps 7..4 (bytes in the same order), from
+// -128 * (the channel's tap sum), which takes the flip back out. Exact in int32. Q[s+1]
+// waits for Q[s], so kG channel groups (16 channels each) run side by side to overlap those
+// chains (the int16-pair version with vpdpwssd before this took 1.5x as long).
+//
+// Ep receives the sums: Put(g, r, c, s, m) for output row r of the group g at channel c
+// (lanes m), then Done(g, c, m) once per group.
+template <int kG, class Ep>
+void Dw8Groups(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
+               int64_t i, int64_t n, Ep ep) {
+  const __m512i flip = _mm512_set1_epi32(0x80), byte = _mm512_set1_epi32(0xff);
+  // Q << 8 | u of the next row: (A | B) ^ C is vpternlogd 0x56, the flip in the low byte.
+  auto push = [&](__m512i q, __m512i b) {
+    return _mm512_ternarylogic_epi32(_mm512_slli_epi32(q, 8), b, flip, 0x56);
   };
-  __m512i pr[kBlock + 6];
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = TailMask(n - i);
-    __m512i wp[4];
-    for (int p = 0; p < 4; ++p)
-      wp[p] = _mm512_permutex2var_epi16(widen(m, w + 2 * p * ldw + i), inter,
-                                        widen(m, w + (2 * p + 1) * ldw + i));
-    for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
-      const int64_t nr = rows - r0 < kBlock ? rows - r0 : kBlock;
-      const int8_t* xi = x + r0 * ldx + i;
-      __m512i cur = widen(m, xi);
-      for (int64_t r = 0; r < nr + 6; ++r) {
-        const __m512i nxt = widen(m, xi + (r + 1) * ldx);
-        pr[r] = _mm512_permutex2var_epi16(cur, inter, nxt);
-        cur = nxt;
-      }
-      for (int64_t r = 0; r < nr; ++r) {
-        __m512i acc = _mm512_dpwssd_epi32(_mm512_setzero_si512(), pr[r], wp[0]);
-        acc = _mm512_dpwssd_epi32(acc, pr[r + 2], wp[1]);
-        acc = _mm512_dpwssd_epi32(acc, pr[r + 4], wp[2]);
-        acc = _mm512_dpwssd_epi32(acc, pr[r + 6], wp[3]);
-        _mm512_mask_storeu_epi32(out + (r0 + r) * ldo + i, m, acc);
-      }
+  __mmask16 m[kG];
+  __m512i wlo[kG], whi[kG], base[kG], q[kG][5];
+  TERN_UNROLL for (int g = 0; g < kG; ++g) {
+    m[g] = TailMask(n - i - 16 * g);
+    const int64_t c = i + 16 * g;
+    __m512i sum = _mm512_setzero_si512();
+    wlo[g] = whi[g] = sum;
+    for (int t = 0; t < 4; ++t) {  // taps 3 and 7 in the low bytes
+      const __m512i lo = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m[g], w + t * ldw + c));
+      const __m512i hi = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m[g], w + (t + 4) * ldw + c));
+      sum = _mm512_add_epi32(sum, _mm512_add_epi32(lo, hi));
+      wlo[g] = _mm512_or_si512(wlo[g], _mm512_slli_epi32(_mm512_and_si512(lo, byte), 24 - 8 * t));
+      whi[g] = _mm512_or_si512(whi[g], _mm512_slli_epi32(_mm512_and_si512(hi, byte), 24 - 8 * t));
+    }
+    base[g] = _mm512_mullo_epi32(sum, _mm512_set1_epi32(-128));
+    __m512i qs = _mm512_setzero_si512();
+    for (int t = 0; t < 8; ++t) {
+      qs = push(qs, _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m[g], x + t * ldx + c)));
+      if (t >= 3) q[g][t - 3] = qs;
     }
   }
+  for (int64_t r = 0; r < rows; ++r) {
+    TERN_UNROLL for (int g = 0; g < kG; ++g) {
+      const int64_t c = i + 16 * g;
+      ep.Put(g, r, c,
+             _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(base[g], q[g][0], wlo[g]), q[g][4], whi[g]),
+             m[g]);
+      q[g][0] = q[g][1];
+      q[g][1] = q[g][2];
+      q[g][2] = q[g][3];
+      q[g][3] = q[g][4];
+      if (r + 1 < rows)  // input row r + 8 exists only then
+        q[g][4] = push(q[g][4],
+                       _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m[g], x + (r + 8) * ldx + c)));
+    }
+  }
+  TERN_UNROLL for (int g = 0; g < kG; ++g) ep.Done(g, i + 16 * g, m[g]);
+}
+
+// Pairs of channel groups, then a last single one.
+template <template <int> class Ep, class Args>
+void Dw8(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows, int64_t n,
+         const Args& args) {
+  int64_t i = 0;
+  for (; i + 16 < n; i += 32) Dw8Groups<2>(x, ldx, w, ldw, rows, i, n, Ep<2>(args));
+  if (i < n) Dw8Groups<1>(x, ldx, w, ldw, rows, i, n, Ep<1>(args));
+}
+
+template <int kG>
+struct DwStore {
+  int32_t* out;
+  int64_t ldo;
+  explicit DwStore(const std::pair<int32_t*, int64_t>& a) : out(a.first), ldo(a.second) {}
+  void Put(int, int64_t r, int64_t c, __m512i s, __mmask16 m) const {
+    _mm512_mask_storeu_epi32(out + r * ldo + c, m, s);
+  }
+  void Done(int, int64_t, __mmask16) const {}
+};
+
+// Per-channel bounds in registers, folded into ep.mn / ep.mx once per group.
+template <int kG>
+struct DwBounds {
+  const I8Epilogue* ep;
+  __m512i lo[kG], hi[kG];
+  explicit DwBounds(const I8Epilogue& e) : ep(&e) {
+    TERN_UNROLL for (int g = 0; g < kG; ++g) {
+      lo[g] = _mm512_set1_epi32(INT32_MAX);
+      hi[g] = _mm512_set1_epi32(INT32_MIN);
+    }
+  }
+  void Put(int g, int64_t, int64_t, __m512i s, __mmask16) {
+    lo[g] = _mm512_min_epi32(lo[g], s);
+    hi[g] = _mm512_max_epi32(hi[g], s);
+  }
+  void Done(int g, int64_t c, __mmask16 m) const {
+    int32_t* pn = ep->mn + c;
+    int32_t* px = ep->mx + c;
+    _mm512_mask_storeu_epi32(pn, m, _mm512_min_epi32(lo[g], _mm512_maskz_loadu_epi32(m, pn)));
+    _mm512_mask_storeu_epi32(px, m, _mm512_max_epi32(hi[g], _mm512_maskz_loadu_epi32(m, px)));
+  }
+};
+
+// The requant of i32_requant_i8 (c, bias, inv, mode, relu), per sum.
+template <Round kMode, bool kRelu>
+struct DwRequant {
+  template <int kG>
+  struct Ep {
+    const I8Epilogue* ep;
+    __m512 c, inv;
+    explicit Ep(const I8Epilogue& e)
+        : ep(&e), c(_mm512_set1_ps(e.c)), inv(_mm512_set1_ps(e.inv)) {}
+    void Put(int, int64_t r, int64_t ch, __m512i s, __mmask16 m) const {
+      __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(s), c);
+      if (ep->bias != nullptr) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, ep->bias + ch));
+      _mm_mask_storeu_epi8(ep->q + r * ep->ldq + ch, m,
+                           _mm512_cvtepi32_epi8(ScaleRoundI32<kMode, kRelu>(y, inv)));
+    }
+    void Done(int, int64_t, __mmask16) const {}
+  };
+};
+
+template <Round kMode, bool kRelu>
+void Dw8Requant(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
+                int64_t n, const I8Epilogue& ep) {
+  Dw8<DwRequant<kMode, kRelu>::template Ep>(x, ldx, w, ldw, rows, n, ep);
+}
+
+}  // namespace
+
+void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
+              int64_t n, int32_t* out, int64_t ldo) {
+  Dw8<DwStore>(x, ldx, w, ldw, rows, n, std::pair<int32_t*, int64_t>(out, ldo));
+}
+
+void Dw8I8Ep(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
+             int64_t n, const I8Epilogue& ep) {
+  if (ep.q == nullptr) return Dw8<DwBounds>(x, ldx, w, ldw, rows, n, ep);
+  const bool even = ep.mode == Round::kHalfEven;
+  (ep.relu ? (even ? Dw8Requant<Round::kHalfEven, true> : Dw8Requant<Round::kHalfAway, true>)
+           : (even ? Dw8Requant<Round::kHalfEven, false> : Dw8Requant<Round::kHalfAway, false>))(
+      x, ldx, w, ldw, rows, n, ep);
 }
 
 // kernels/expf_poly.h's sequence 16 lanes at a time.

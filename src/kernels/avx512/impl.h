@@ -11,6 +11,10 @@ namespace tern::kernels::avx512 {
 void GemmI8I8Ep(const uint8_t* w, int64_t k, int64_t n_rows, int64_t r0, int64_t r1,
                 const int8_t* x, int64_t ldx, int64_t n, const I8Epilogue& ep);
 
+// dw8_i8_ep (only this ISA fuses the depthwise epilogue; elementwise.cc).
+void Dw8I8Ep(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
+             int64_t n, const I8Epilogue& ep);
+
 // i8_fill_fused (only this ISA fuses the encoder fills; elementwise.cc).
 float I8FillFused(const I8Fill& f, int64_t rows, int64_t n, float inv, Round mode, int8_t* q);
 

@@ -33,6 +33,7 @@ const KernelTable kAvx512Table = {
     .i8_scale_mul_f32 = avx512::I8ScaleMulF32,
     .i8_fill_fused = avx512::I8FillFused,
     .dw8_i8_i32 = avx512::Dw8I8I32,
+    .dw8_i8_ep = avx512::Dw8I8Ep,
 };
 
 }  // namespace tern::kernels

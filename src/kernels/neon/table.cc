@@ -38,6 +38,7 @@ const KernelTable kNeonTable = {
     .i8_scale_mul_f32 = scalar::I8ScaleMulF32,
     .i8_fill_fused = nullptr,
     .dw8_i8_i32 = scalar::Dw8I8I32,
+    .dw8_i8_ep = nullptr,
 };
 
 // The same table with SDOT GEMMs; packed layouts are shared with kNeonTable.
@@ -70,6 +71,7 @@ const KernelTable kNeonDotTable = {
     .i8_scale_mul_f32 = scalar::I8ScaleMulF32,
     .i8_fill_fused = nullptr,
     .dw8_i8_i32 = scalar::Dw8I8I32,
+    .dw8_i8_ep = nullptr,
 };
 
 }  // namespace tern::kernels

@@ -33,6 +33,7 @@ const KernelTable kScalarTable = {
     .i8_scale_mul_f32 = scalar::I8ScaleMulF32,
     .i8_fill_fused = nullptr,
     .dw8_i8_i32 = scalar::Dw8I8I32,
+    .dw8_i8_ep = nullptr,
 };
 
 }  // namespace tern::kernels
