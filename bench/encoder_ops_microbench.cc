@@ -1,8 +1,8 @@
 // Micro-benchmarks of the encoder's I8_S ops at the shapes a 3.5 s clip gives them (one
 // thread, the ISA the process picks: TERN_ISA or the best), on random weights:
 //   bin/encoder_ops_microbench [--benchmark_filter=...] [--benchmark_repetitions=N]
-// Stage s of the full geometry has C = 32 * 2^s channels and 84000 / (1, 2, 4, 16, 80, 400)[s]
-// frames; its FFN is 4C wide, its hidden sums recomputed (store 0, as the encoder runs
+// Stage s of the full geometry has C = 32 * 2^s channels and 84000 / (1, 2, 4, 16, 80, 400,
+// 3200)[s] frames; its FFN is 4C wide, its hidden sums recomputed (store 0, as the encoder runs
 // stages 0-2) or stored (store 1, stage 3 and wider). Fill 0/1/2: RMSNorm, add_scaled,
 // depthwise conv. Conv s: stage s's downsampling conv, on the frames before it. "GOPS"
 // counts the multiply-adds the op's result needs (2 per MAC), not the ones it spends: the
@@ -25,7 +25,7 @@ namespace tern::ops {
 namespace {
 
 constexpr int64_t kSamples = 84000;  // 3.5 s at 24 kHz
-constexpr int64_t kHop[6] = {1, 2, 4, 16, 80, 400};  // samples per frame at stages 0-5
+constexpr int64_t kHop[7] = {1, 2, 4, 16, 80, 400, 3200};  // samples per frame, stages 0-6
 
 int64_t Channels(int64_t stage) { return int64_t{32} << stage; }
 int64_t Frames(int64_t stage) { return kSamples / kHop[stage]; }
@@ -49,7 +49,7 @@ void SetGops(benchmark::State& st, double macs) {
       2.0 * macs, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
-// args: stage (0-3), whether the hidden activations are stored (1) or recomputed (0).
+// args: stage (0-6), whether the hidden activations are stored (1) or recomputed (0).
 void BmFfn(benchmark::State& st) {
   const int64_t c = Channels(st.range(0)), h = 4 * c, t = Frames(st.range(0));
   const size_t budget = st.range(1) != 0 ? SIZE_MAX : 0;
@@ -180,6 +180,8 @@ void BmGemm(benchmark::State& st) {
 }
 
 BENCHMARK(BmFfn)->ArgNames({"stage", "store"})->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BmFfn)->ArgNames({"stage", "store"})->ArgsProduct({{4, 5, 6}, {1}})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BmFill)->ArgNames({"stage", "fill"})->ArgsProduct({{0, 1, 2}, {0, 1, 2}})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
