@@ -104,12 +104,13 @@ void BmFill(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * t * c);
 }
 
-// arg: stage (0-5). Stage s's downsampling conv (spec 3.1): stored taps, real taps (the
+// arg: stage (0-6). Stage s's downsampling conv (spec 3.1): stored taps, real taps (the
 // stored kernel's leading taps are zero), stride, input channels, input samples per frame.
 void BmConv(benchmark::State& st) {
   struct Geo { int64_t k, real, stride, ic, hop; };
-  constexpr Geo kGeo[6] = {{8, 7, 1, 1, 1},    {4, 4, 2, 32, 1},    {4, 4, 2, 64, 2},
-                           {8, 8, 4, 128, 4}, {16, 10, 5, 256, 16}, {16, 10, 5, 512, 80}};
+  constexpr Geo kGeo[7] = {{8, 7, 1, 1, 1},       {4, 4, 2, 32, 1},     {4, 4, 2, 64, 2},
+                           {8, 8, 4, 128, 4},     {16, 10, 5, 256, 16}, {16, 10, 5, 512, 80},
+                           {16, 16, 8, 1024, 400}};
   const Geo& g = kGeo[st.range(0)];
   const int64_t ic = g.ic, oc = st.range(0) == 0 ? 32 : 2 * ic, k = g.k, stride = g.stride;
   const int64_t iw = kSamples / g.hop;
@@ -189,7 +190,7 @@ BENCHMARK(BmFill)->ArgNames({"stage", "fill"})->ArgsProduct({{3, 4, 5}, {2}})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BmGemm)->ArgNames({"stage", "fc", "ep"})->ArgsProduct({{0, 1, 2, 3}, {0, 1}, {0, 1, 2}})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BmConv)->ArgName("stage")->DenseRange(0, 5)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BmConv)->ArgName("stage")->DenseRange(0, 6)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace tern::ops

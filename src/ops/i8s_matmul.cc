@@ -273,7 +273,11 @@ I8sConv1d PackConv1d(const int8_t* stored, int64_t kernel, int64_t in_ch, int64_
 
 namespace {
 
-// Columns whose window lies inside [0, IW): [mid_b, mid_e) of [0, OW).
+// The columns read in place from x: [mid_b, mid_e) of [0, OW), the whole column tiles
+// (kTokenBlock from 0, as every product walks them) whose windows lie inside [0, IW). A tile
+// with an edge column is copied whole: split, it would be two kernel calls, each streaming
+// all the weights (the stage-6 conv, 26 columns, read its 33 MB twice, once for its one
+// edge column).
 void InteriorRange(const I8sConv1d& cv, int64_t iw, int64_t ow, int64_t* mid_b, int64_t* mid_e) {
   const int64_t s = cv.stride;
   int64_t b = (cv.lp + s - 1) / s;  // first t with t*s - lp >= 0
@@ -281,8 +285,10 @@ void InteriorRange(const I8sConv1d& cv, int64_t iw, int64_t ow, int64_t* mid_b, 
   const int64_t last_num = iw + cv.lp - cv.kernel;  // last t: t*s <= iw + lp - K
   int64_t e = last_num < 0 ? b : last_num / s + 1;
   e = std::clamp(e, b, ow);
+  b = std::min(ow, (b + kTokenBlock - 1) / kTokenBlock * kTokenBlock);
+  if (e < ow) e = e / kTokenBlock * kTokenBlock;
   *mid_b = b;
-  *mid_e = e;
+  *mid_e = std::max(b, e);
 }
 
 }  // namespace
