@@ -462,6 +462,23 @@ TEST(EncoderFills, FusedDepthwiseEpilogueMatchesEntries) {
   const KernelTable& o = Scalar();
   for (const KernelTable* t : SimdTables()) {
     if (t->dw8_i8_ep == nullptr) continue;
+    {  // no output rows: nothing read (one byte of input and weights) or written
+      Guarded<int8_t> x(1), w(1), q(1);
+      Guarded<int32_t> out(1), mn(1), mx(1);
+      x[0] = w[0] = q[0] = 5;
+      out[0] = mn[0] = mx[0] = 7;
+      t->dw8_i8_i32(x.data(), 16, w.data(), 16, 0, 16, out.data(), 16);
+      I8Epilogue ep;
+      ep.mn = mn.data();
+      ep.mx = mx.data();
+      t->dw8_i8_ep(x.data(), 16, w.data(), 16, 0, 16, ep);
+      I8Epilogue rq;
+      rq.q = q.data();
+      rq.ldq = 16;
+      t->dw8_i8_ep(x.data(), 16, w.data(), 16, 0, 16, rq);
+      EXPECT_EQ(out[0] + mn[0] + mx[0], 21);
+      EXPECT_EQ(q[0], 5);
+    }
     for (auto [n, rows] : {std::pair<int64_t, int64_t>{1, 3}, {15, 1}, {16, 4}, {17, 9},
                            {32, 128}, {33, 5}, {48, 2}, {100, 7}, {256, 16}}) {
       SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " n=" << n << " rows=" << rows);

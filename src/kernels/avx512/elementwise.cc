@@ -279,10 +279,12 @@ void Dw8Groups(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64
   TERN_UNROLL for (int g = 0; g < kG; ++g) ep.Done(g, i + 16 * g, m[g]);
 }
 
-// Pairs of channel groups, then a last single one.
+// Pairs of channel groups, then a last single one. (No rows: nothing to read; a group
+// starts by reading its first eight input rows.)
 template <template <int> class Ep, class Args>
 void Dw8(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows, int64_t n,
          const Args& args) {
+  if (rows <= 0) return;
   int64_t i = 0;
   for (; i + 16 < n; i += 32) Dw8Groups<2>(x, ldx, w, ldw, rows, i, n, Ep<2>(args));
   if (i < n) Dw8Groups<1>(x, ldx, w, ldw, rows, i, n, Ep<1>(args));
