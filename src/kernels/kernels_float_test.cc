@@ -16,6 +16,7 @@ namespace tern::kernels {
 namespace {
 
 using ktest::Bits;
+using ktest::ForEachRequantEpilogue;
 using ktest::Guarded;
 using ktest::Scalar;
 using ktest::SimdTables;
@@ -515,29 +516,18 @@ TEST(EncoderFills, FusedDepthwiseEpilogueMatchesEntries) {
       // Sums reach +-8 * 127^2: y spans about +-6, so q clamps for the largest.
       const float c = 1.0f / 20000.0f, inv = 127.0f / 3.0f;
       const int64_t ldq = n + 7;
-      const float* no_bias = nullptr;
-      for (const float* b : {no_bias, static_cast<const float*>(bias.data())})
-        for (bool relu : {false, true})
-          for (Round mode : {Round::kHalfAway, Round::kHalfEven}) {
-            SCOPED_TRACE(::testing::Message() << "bias=" << (b != nullptr) << " relu=" << relu
-                                              << " even=" << (mode == Round::kHalfEven));
-            std::vector<int8_t> q0(static_cast<size_t>(rows * ldq), 99);
-            Guarded<int8_t> q1(q0.size());
-            for (size_t i = 0; i < q0.size(); ++i) q1[i] = 99;
-            for (int64_t j = 0; j < rows; ++j)
-              o.i32_requant_i8(sums.data() + j * n, 1, n, c, b, inv, mode, relu,
-                               q0.data() + j * ldq);
-            I8Epilogue rq;
-            rq.q = q1.data();
-            rq.ldq = ldq;
-            rq.c = c;
-            rq.inv = inv;
-            rq.bias = b;
-            rq.mode = mode;
-            rq.relu = relu;
-            t->dw8_i8_ep(x.data(), ldx, w.data(), ldw, rows, n, rq);
-            ASSERT_EQ(0, std::memcmp(q0.data(), q1.data(), q0.size()));
-          }
+      Guarded<int8_t> q1(static_cast<size_t>(rows * ldq));
+      ForEachRequantEpilogue(q1.data(), ldq, c, inv, bias.data(), [&](const I8Epilogue& rq) {
+        SCOPED_TRACE(::testing::Message() << "bias=" << (rq.bias != nullptr) << " relu="
+                                          << rq.relu << " even=" << (rq.mode == Round::kHalfEven));
+        std::vector<int8_t> q0(q1.n, 99);
+        for (size_t i = 0; i < q1.n; ++i) q1[i] = 99;
+        for (int64_t j = 0; j < rows; ++j)
+          o.i32_requant_i8(sums.data() + j * n, 1, n, rq.c, rq.bias, rq.inv, rq.mode, rq.relu,
+                           q0.data() + j * ldq);
+        t->dw8_i8_ep(x.data(), ldx, w.data(), ldw, rows, n, rq);
+        ASSERT_EQ(0, std::memcmp(q0.data(), q1.data(), q0.size()));
+      });
     }
   }
 }

@@ -3,6 +3,7 @@
 // against references written here from the spec text.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -15,6 +16,7 @@
 namespace tern::kernels {
 namespace {
 
+using ktest::ForEachRequantEpilogue;
 using ktest::Guarded;
 using ktest::GuardedBuffer;
 using ktest::Scalar;
@@ -314,28 +316,19 @@ void CheckI8Epilogue(const KernelTable& t, const uint8_t* packed, int64_t k, int
   // Sums reach +-(127*128*k): y spans about +-4 and q clamps for the largest ones.
   const float c = 1.0f / (1024.0f * static_cast<float>(k)), inv = 127.0f / 2.5f;
   const int64_t ldq = nr + 3;
-  const float* no_bias = nullptr;
-  for (const float* b : {no_bias, static_cast<const float*>(bias.data())})
-    for (bool relu : {false, true})
-      for (Round mode : {Round::kHalfAway, Round::kHalfEven}) {
-        SCOPED_TRACE(::testing::Message() << "requant bias=" << (b != nullptr) << " relu=" << relu
-                                          << " even=" << (mode == Round::kHalfEven));
-        std::vector<int8_t> q0(static_cast<size_t>(n * ldq), 99), q1 = q0;
-        for (int64_t j = 0; j < n; ++j)
-          Scalar().i32_requant_i8(want.data() + j * ldo + r0, 1, rows, c,
-                                  b != nullptr ? b + r0 : nullptr, inv, mode, relu,
-                                  q0.data() + j * ldq + r0);
-        I8Epilogue rq;
-        rq.q = q1.data();
-        rq.ldq = ldq;
-        rq.c = c;
-        rq.inv = inv;
-        rq.bias = b;
-        rq.mode = mode;
-        rq.relu = relu;
-        t.gemm_i8_i8_ep(packed, k, nr, r0, r1, x, ldx, n, rq);
-        ASSERT_EQ(q1, q0);
-      }
+  std::vector<int8_t> q1(static_cast<size_t>(n * ldq));
+  ForEachRequantEpilogue(q1.data(), ldq, c, inv, bias.data(), [&](const I8Epilogue& rq) {
+    SCOPED_TRACE(::testing::Message() << "requant bias=" << (rq.bias != nullptr) << " relu="
+                                      << rq.relu << " even=" << (rq.mode == Round::kHalfEven));
+    std::vector<int8_t> q0(q1.size(), 99);
+    std::fill(q1.begin(), q1.end(), int8_t{99});
+    for (int64_t j = 0; j < n; ++j)
+      Scalar().i32_requant_i8(want.data() + j * ldo + r0, 1, rows, c,
+                              rq.bias != nullptr ? rq.bias + r0 : nullptr, inv, rq.mode, rq.relu,
+                              q0.data() + j * ldq + r0);
+    t.gemm_i8_i8_ep(packed, k, nr, r0, r1, x, ldx, n, rq);
+    ASSERT_EQ(q1, q0);
+  });
 }
 
 void CheckI8(const std::vector<int8_t>& w, int64_t k, int64_t nr, const Guarded<int8_t>& xc,

@@ -53,6 +53,27 @@ const KernelTable& Scalar();
 GuardedBuffer* PackI2s(const KernelTable& t, const uint8_t* canonical, int64_t k, int64_t n);
 GuardedBuffer* PackI8(const KernelTable& t, const int8_t* canonical, int64_t k, int64_t n);
 
+// Every requant variant a fused epilogue offers, as the epilogue that asks for it: no bias
+// and `bias`, without and with ReLU, half away and half even; fn(ep) with ep.q, ep.ldq,
+// ep.c and ep.inv as given.
+template <typename Fn>
+void ForEachRequantEpilogue(int8_t* q, int64_t ldq, float c, float inv, const float* bias,
+                            Fn&& fn) {
+  for (const float* b : {static_cast<const float*>(nullptr), bias})
+    for (bool relu : {false, true})
+      for (Round mode : {Round::kHalfAway, Round::kHalfEven}) {
+        I8Epilogue ep;
+        ep.q = q;
+        ep.ldq = ldq;
+        ep.c = c;
+        ep.inv = inv;
+        ep.bias = b;
+        ep.mode = mode;
+        ep.relu = relu;
+        fn(ep);
+      }
+}
+
 // The bit pattern of a float (bit-exact comparisons that also tell -0 from +0).
 uint32_t Bits(float f);
 
