@@ -3,7 +3,6 @@
 #include <immintrin.h>
 
 #include <climits>
-#include <utility>
 
 #include "kernels/avx512/impl.h"
 #include "kernels/avx512/reduce.h"
@@ -290,11 +289,18 @@ void Dw8(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t row
   if (i < n) Dw8Groups<1>(x, ldx, w, ldw, rows, i, n, Ep<1>(args));
 }
 
+// Where DwStore writes. (A plain struct, not std::pair: nothing with external linkage gets
+// instantiated in this ISA-flagged TU; packing.h.)
+struct DwOut {
+  int32_t* out;
+  int64_t ldo;
+};
+
 template <int kG>
 struct DwStore {
   int32_t* out;
   int64_t ldo;
-  explicit DwStore(const std::pair<int32_t*, int64_t>& a) : out(a.first), ldo(a.second) {}
+  explicit DwStore(const DwOut& a) : out(a.out), ldo(a.ldo) {}
   void Put(int, int64_t r, int64_t c, __m512i s, __mmask16 m) const {
     _mm512_mask_storeu_epi32(out + r * ldo + c, m, s);
   }
@@ -353,7 +359,7 @@ void Dw8Requant(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int6
 
 void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
               int64_t n, int32_t* out, int64_t ldo) {
-  Dw8<DwStore>(x, ldx, w, ldw, rows, n, std::pair<int32_t*, int64_t>(out, ldo));
+  Dw8<DwStore>(x, ldx, w, ldw, rows, n, DwOut{out, ldo});
 }
 
 void Dw8I8Ep(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
