@@ -333,16 +333,20 @@ struct DwBounds {
 // The requant of i32_requant_i8 (c, bias, inv, mode, relu), per sum.
 template <Round kMode, bool kRelu>
 struct DwRequant {
+  // The epilogue's fields copied, not read through a pointer: the int8 stores may alias
+  // anything, so gcc would reload them after every store (as RequantEp in gemm_i8.cc).
   template <int kG>
   struct Ep {
-    const I8Epilogue* ep;
+    const float* bias;
+    int8_t* q;
+    int64_t ldq;
     __m512 c, inv;
     explicit Ep(const I8Epilogue& e)
-        : ep(&e), c(_mm512_set1_ps(e.c)), inv(_mm512_set1_ps(e.inv)) {}
+        : bias(e.bias), q(e.q), ldq(e.ldq), c(_mm512_set1_ps(e.c)), inv(_mm512_set1_ps(e.inv)) {}
     void Put(int, int64_t r, int64_t ch, __m512i s, __mmask16 m) const {
       __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(s), c);
-      if (ep->bias != nullptr) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, ep->bias + ch));
-      _mm_mask_storeu_epi8(ep->q + r * ep->ldq + ch, m,
+      if (bias != nullptr) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, bias + ch));
+      _mm_mask_storeu_epi8(q + r * ldq + ch, m,
                            _mm512_cvtepi32_epi8(ScaleRoundI32<kMode, kRelu>(y, inv)));
     }
     void Done(int, int64_t, __mmask16) const {}
