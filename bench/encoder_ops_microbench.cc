@@ -3,7 +3,8 @@
 //   bin/encoder_ops_microbench [--benchmark_filter=...] [--benchmark_repetitions=N]
 // Stage s of the full geometry has C = 32 * 2^s channels and 84000 / (1, 2, 4, 16, 80, 400,
 // 3200)[s] frames; its FFN is 4C wide, its hidden sums recomputed (store 0, as the encoder runs
-// stages 0-2) or stored (store 1, stage 3 and wider). Fill 0/1/2: RMSNorm, add_scaled,
+// stages 0-2) or stored (store 1, stage 3 and wider), its matrices packed for signed or (u8 1,
+// as the encoder packs them) unsigned activations. Fill 0/1/2: RMSNorm, add_scaled,
 // depthwise conv. Conv s: stage s's downsampling conv, on the frames before it. "GOPS"
 // counts the multiply-adds the op's result needs (2 per MAC), not the ones it spends: the
 // recomputing FFN does one W1 product twice, the convs skip their zero taps.
@@ -49,16 +50,18 @@ void SetGops(benchmark::State& st, double macs) {
       2.0 * macs, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
-// args: stage (0-6), whether the hidden activations are stored (1) or recomputed (0).
+// args: stage (0-6), whether the hidden activations are stored (1) or recomputed (0), the
+// matrices packed for signed (0) or unsigned (1, as the encoder packs them) activations.
 void BmFfn(benchmark::State& st) {
   const int64_t c = Channels(st.range(0)), h = 4 * c, t = Frames(st.range(0));
   const size_t budget = st.range(1) != 0 ? SIZE_MAX : 0;
+  const bool u8 = st.range(2) != 0;
   std::mt19937 rng(1);
   const auto w1 = RandomI8(rng, c * h), w2 = RandomI8(rng, h * c);
   auto x = RandomI8(rng, t * c);
   const auto b1 = RandomF(rng, h, -0.1f, 0.1f), b2 = RandomF(rng, c, -0.1f, 0.1f);
-  const I8sMatrix m1 = PackI8sMatrix(w1.data(), c, h, 0.002f);
-  const I8sMatrix m2 = PackI8sMatrix(w2.data(), h, c, 0.002f);
+  const I8sMatrix m1 = PackI8sMatrix(w1.data(), c, h, 0.002f, u8);
+  const I8sMatrix m2 = PackI8sMatrix(w2.data(), h, c, 0.002f, u8);
   ThreadPool pool(1);
   const MlpScratch need = MlpScratchBytes(t, c, h, 1, budget);
   std::vector<uint8_t> scratch(need.bytes);
@@ -136,8 +139,9 @@ void BmConv(benchmark::State& st) {
 enum class Ep { kStore, kBounds, kRequant };
 
 // args: stage (0-3), product (0: FC1, K = C and N = 4C; 1: FC2, K = 4C and N = C), epilogue
-// (0 store int32, 1 fold per-row bounds, 2 requantize with ReLU): one kernel call per token
-// block of 32, as the FFN makes them, so the pieces of BmFfn can be told apart.
+// (0 store int32, 1 fold per-row bounds, 2 requantize with ReLU), kernel (0 gemm_i8_i8,
+// 1 gemm_u8_i8 as the FFN calls it): one kernel call per token block of 32, as the FFN
+// makes them, so the pieces of BmFfn can be told apart.
 void BmGemm(benchmark::State& st) {
   const kernels::KernelTable& kt = kernels::Kernels();
   const Ep ep_kind = static_cast<Ep>(st.range(2));
@@ -151,7 +155,14 @@ void BmGemm(benchmark::State& st) {
   std::mt19937 rng(4);
   const auto w = RandomI8(rng, k * n), x = RandomI8(rng, t * k);
   const auto bias = RandomF(rng, n, -0.1f, 0.1f);
-  const I8sMatrix m = PackI8sMatrix(w.data(), k, n, 0.002f);
+  const bool u8 = st.range(3) != 0;
+  const I8sMatrix m = PackI8sMatrix(w.data(), k, n, 0.002f, u8);
+  if (u8 && !m.u8) {
+    st.SkipWithError("no gemm_u8_i8 in this ISA");
+    return;
+  }
+  // As the FFN: FC1's input flipped in the kernel, FC2's hidden (>= 0) read as it is.
+  const int32_t* corr = st.range(1) == 0 ? m.corr.data() : nullptr;
   std::vector<int32_t> acc(static_cast<size_t>(kBlock * n)), mn(n, INT32_MAX), mx(n, INT32_MIN);
   std::vector<int8_t> q(static_cast<size_t>(kBlock * n));
   kernels::I8Epilogue ep;
@@ -169,7 +180,11 @@ void BmGemm(benchmark::State& st) {
   for (auto _ : st) {
     for (int64_t t0 = 0; t0 < t; t0 += kBlock) {
       const int64_t nt = std::min(kBlock, t - t0);
-      if (ep_kind == Ep::kStore)
+      if (u8 && ep_kind == Ep::kStore)
+        kt.gemm_u8_i8(m.packed.data(), k, n, 0, n, x.data() + t0 * k, k, nt, corr, acc.data(), n);
+      else if (u8)
+        kt.gemm_u8_i8_ep(m.packed.data(), k, n, 0, n, x.data() + t0 * k, k, nt, corr, ep);
+      else if (ep_kind == Ep::kStore)
         kt.gemm_i8_i8(m.packed.data(), k, n, 0, n, x.data() + t0 * k, k, nt, acc.data(), n);
       else
         kt.gemm_i8_i8_ep(m.packed.data(), k, n, 0, n, x.data() + t0 * k, k, nt, ep);
@@ -180,15 +195,17 @@ void BmGemm(benchmark::State& st) {
   SetGops(st, static_cast<double>(t) * k * n);
 }
 
-BENCHMARK(BmFfn)->ArgNames({"stage", "store"})->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
+BENCHMARK(BmFfn)->ArgNames({"stage", "store", "u8"})->ArgsProduct({{0, 1, 2, 3}, {0, 1}, {0, 1}})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BmFfn)->ArgNames({"stage", "store"})->ArgsProduct({{4, 5, 6}, {1}})
+BENCHMARK(BmFfn)->ArgNames({"stage", "store", "u8"})->ArgsProduct({{4, 5, 6}, {1}, {0, 1}})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BmFill)->ArgNames({"stage", "fill"})->ArgsProduct({{0, 1, 2}, {0, 1, 2}})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BmFill)->ArgNames({"stage", "fill"})->ArgsProduct({{3, 4, 5}, {2}})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BmGemm)->ArgNames({"stage", "fc", "ep"})->ArgsProduct({{0, 1, 2, 3}, {0, 1}, {0, 1, 2}})
+BENCHMARK(BmGemm)
+    ->ArgNames({"stage", "fc", "ep", "u8"})
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}, {0, 1, 2}, {0, 1}})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BmConv)->ArgName("stage")->DenseRange(0, 6)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -135,6 +135,21 @@ struct KernelTable {
                         const int8_t* x, int64_t ldx, int64_t n, const I8Epilogue& ep);
   size_t (*i8_packed_bytes)(int64_t k, int64_t n_rows);
   void (*pack_i8)(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t* packed);
+  // The same products on weights packed by pack_u8_i8 (i8_packed_bytes of them), with the
+  // activations as vpdpbusd's unsigned operand: with corr null every x must be >= 0 and its
+  // bytes are read as they are; else each is read as x + 128 (x ^ 0x80) and corr[r] =
+  // 128 * sum_k W[r][k] (the caller's, from load time) is taken back out. Exact int32
+  // sums, stored to acc (gemm_u8_i8) or through `ep` (gemm_u8_i8_ep). gemm_i8_i8 takes its
+  // unsigned operand's offset out with x's row sums instead, a pass over x per call, which
+  // costs most where K is small: the encoder's FFN matrices are packed for these. Null in
+  // tables without them; ops then pack with pack_i8 and run gemm_i8_i8.
+  void (*gemm_u8_i8)(const uint8_t* w, int64_t k, int64_t n_rows, int64_t r0, int64_t r1,
+                     const int8_t* x, int64_t ldx, int64_t n, const int32_t* corr,
+                     int32_t* acc, int64_t ldo);
+  void (*gemm_u8_i8_ep)(const uint8_t* w, int64_t k, int64_t n_rows, int64_t r0, int64_t r1,
+                        const int8_t* x, int64_t ldx, int64_t n, const int32_t* corr,
+                        const I8Epilogue& ep);
+  void (*pack_u8_i8)(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t* packed);
 
   // ---- F16 x F32 (the stored F16 output head; attention over the F16 KV cache) ------------
   // W: N rows of K F16 values, row stride ldw elements (canonical; no packing).

@@ -294,11 +294,12 @@ TEST(GemmI2sI8, DegenerateScalesGiveZerosNotNaN) {
 
 // ---- int8 x int8 ----------------------------------------------------------------------------
 
-// gemm_i8_i8_ep against the oracle's sums `want` (row stride ldo) folded / requantized by
-// the scalar entries: bounds of rows [r0, r1), and every requant variant (bias or none,
-// ReLU or not, both roundings) into a strided q whose other bytes must stay untouched.
-void CheckI8Epilogue(const KernelTable& t, const uint8_t* packed, int64_t k, int64_t nr,
-                     int64_t r0, int64_t r1, const int8_t* x, int64_t ldx, int64_t n,
+// A fused epilogue (run(ep) calls the kernel) against the oracle's sums `want` (row stride
+// ldo) folded / requantized by the scalar entries: bounds of rows [r0, r1), and every
+// requant variant (bias or none, ReLU or not, both roundings) into a strided q whose other
+// bytes must stay untouched.
+template <typename Run>
+void CheckI8Epilogue(Run&& run, int64_t k, int64_t nr, int64_t r0, int64_t r1, int64_t n,
                      const std::vector<int32_t>& want, int64_t ldo) {
   const int64_t rows = r1 - r0;
   std::vector<int32_t> mn0(static_cast<size_t>(rows), 5), mx0(static_cast<size_t>(rows), -5);
@@ -307,7 +308,7 @@ void CheckI8Epilogue(const KernelTable& t, const uint8_t* packed, int64_t k, int
   I8Epilogue ep;
   ep.mn = mn1.data();
   ep.mx = mx1.data();
-  t.gemm_i8_i8_ep(packed, k, nr, r0, r1, x, ldx, n, ep);
+  run(ep);
   ASSERT_EQ(mn1, mn0);
   ASSERT_EQ(mx1, mx0);
 
@@ -326,9 +327,39 @@ void CheckI8Epilogue(const KernelTable& t, const uint8_t* packed, int64_t k, int
       Scalar().i32_requant_i8(want.data() + j * ldo + r0, 1, rows, c,
                               rq.bias != nullptr ? rq.bias + r0 : nullptr, inv, rq.mode, rq.relu,
                               q0.data() + j * ldq + r0);
-    t.gemm_i8_i8_ep(packed, k, nr, r0, r1, x, ldx, n, rq);
+    run(rq);
     ASSERT_EQ(q1, q0);
   });
+}
+
+// gemm_u8_i8 and its epilogue on the same products: with the weights' row sums as the
+// correction (x flipped in the kernel: the FFN's input), and, for x >= 0 (the FFN's ReLU
+// hidden), also without (x's bytes read as they are). Each must give the oracle's sums.
+void CheckU8(const KernelTable& t, const std::vector<int8_t>& w, int64_t k, int64_t nr,
+             int64_t r0, int64_t r1, const int8_t* x, int64_t ldx, int64_t n,
+             const std::vector<int32_t>& want, int64_t ldo) {
+  std::unique_ptr<GuardedBuffer> packed(ktest::PackI8(t, w.data(), k, nr, /*u8=*/true));
+  bool nonneg = true;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < k; ++i) nonneg = nonneg && x[j * ldx + i] >= 0;
+  std::vector<int32_t> corr(static_cast<size_t>(nr), 0);
+  for (int64_t r = 0; r < nr; ++r)
+    for (int64_t i = 0; i < k; ++i) corr[r] += 128 * int32_t{w[r * k + i]};
+  for (const int32_t* cp : {corr.data(), nonneg ? nullptr : corr.data()}) {
+    SCOPED_TRACE(cp != nullptr ? "gemm_u8_i8, x flipped" : "gemm_u8_i8, x >= 0 as it is");
+    Guarded<int32_t> got(static_cast<size_t>((n - 1) * ldo + nr));
+    for (size_t i = 0; i < got.n; ++i) got[i] = -7;
+    t.gemm_u8_i8(packed->as<uint8_t>(), k, nr, r0, r1, x, ldx, n, cp, got.data(), ldo);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t r = 0; r < nr; ++r)
+        ASSERT_EQ(got[j * ldo + r], (r >= r0 && r < r1) ? want[j * ldo + r] : -7)
+            << "r=" << r << " j=" << j;
+    CheckI8Epilogue(
+        [&](const I8Epilogue& ep) {
+          t.gemm_u8_i8_ep(packed->as<uint8_t>(), k, nr, r0, r1, x, ldx, n, cp, ep);
+        },
+        k, nr, r0, r1, n, want, ldo);
+  }
 }
 
 void CheckI8(const std::vector<int8_t>& w, int64_t k, int64_t nr, const Guarded<int8_t>& xc,
@@ -365,7 +396,13 @@ void CheckI8(const std::vector<int8_t>& w, int64_t k, int64_t nr, const Guarded<
         }
       }
       if (t->gemm_i8_i8_ep != nullptr)
-        CheckI8Epilogue(*t, packed->as<uint8_t>(), k, nr, r0, r1, x.data(), ldx, n, want, ldo);
+        CheckI8Epilogue(
+            [&](const I8Epilogue& ep) {
+              t->gemm_i8_i8_ep(packed->as<uint8_t>(), k, nr, r0, r1, x.data(), ldx, n, ep);
+            },
+            k, nr, r0, r1, n, want, ldo);
+      if (t->gemm_u8_i8 != nullptr)
+        CheckU8(*t, w, k, nr, r0, r1, x.data(), ldx, n, want, ldo);
     }
   }
 }
@@ -385,6 +422,23 @@ TEST(GemmI8I8, RandomShapesMatchOracle) {
         Guarded<int8_t> x(static_cast<size_t>((n - 1) * ldx + k));  // last row ends at a guard
         for (size_t i = 0; i < x.n; ++i) x[i] = static_cast<int8_t>(rng() % 255 - 127);
         CheckI8(w, k, nr, x, ldx, n);
+      }
+    }
+  }
+}
+
+// The FFN's hidden after its ReLU (0..127) goes to gemm_u8_i8 as it is: CheckU8 tries that
+// too whenever every activation is >= 0.
+TEST(GemmI8I8, NonNegativeActivations) {
+  std::mt19937 rng(24);
+  for (int64_t k : {5, 32, 128, 131, 512}) {
+    for (int64_t nr : {16, 40, 64}) {
+      std::vector<int8_t> w(static_cast<size_t>(nr * k));
+      for (auto& v : w) v = static_cast<int8_t>(rng() % 256 - 128);
+      for (int64_t n : {1, 7, 33}) {
+        Guarded<int8_t> x(static_cast<size_t>(n * k));
+        for (size_t i = 0; i < x.n; ++i) x[i] = static_cast<int8_t>(rng() % 4 ? rng() % 128 : 0);
+        CheckI8(w, k, nr, x, k, n);
       }
     }
   }

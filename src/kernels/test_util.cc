@@ -70,9 +70,10 @@ GuardedBuffer* PackI2s(const KernelTable& t, const uint8_t* canonical, int64_t k
   return b;
 }
 
-GuardedBuffer* PackI8(const KernelTable& t, const int8_t* canonical, int64_t k, int64_t n) {
+GuardedBuffer* PackI8(const KernelTable& t, const int8_t* canonical, int64_t k, int64_t n,
+                      bool u8) {
   auto* b = new GuardedBuffer(t.i8_packed_bytes(k, n));
-  t.pack_i8(canonical, k, n, b->as<uint8_t>());
+  (u8 ? t.pack_u8_i8 : t.pack_i8)(canonical, k, n, b->as<uint8_t>());
   return b;
 }
 

@@ -51,7 +51,9 @@ const KernelTable& Scalar();
 
 // Packs canonical weights with `t`'s packer into a guarded buffer of exactly the packed size.
 GuardedBuffer* PackI2s(const KernelTable& t, const uint8_t* canonical, int64_t k, int64_t n);
-GuardedBuffer* PackI8(const KernelTable& t, const int8_t* canonical, int64_t k, int64_t n);
+// PackI8 with pack_u8_i8 when `u8` (for gemm_u8_i8; the table must have it).
+GuardedBuffer* PackI8(const KernelTable& t, const int8_t* canonical, int64_t k, int64_t n,
+                      bool u8 = false);
 
 // Every requant variant a fused epilogue offers, as the epilogue that asks for it: no bias
 // and `bias`, without and with ReLU, half away and half even; fn(ep) with ep.q, ep.ldq,

@@ -22,11 +22,14 @@ constexpr int64_t kTokenBlock = 32;  // columns per kernel call (the int32 tile 
 // The input columns of a product: n columns of k int8. Columns [mid_b, mid_e) start at
 // mid + (t - mid_b) * mid_ld (windows into an activation tensor, possibly overlapping);
 // the others sit k bytes apart in `edge`, in column order.
+// `nonneg`: every value is >= 0 (the FFN's ReLU hidden), so a u8-packed matrix reads the
+// bytes as they are.
 struct Cols {
   int64_t n = 0, k = 0;
   const int8_t* mid = nullptr;
   int64_t mid_ld = 0, mid_b = 0, mid_e = 0;
   const int8_t* edge = nullptr;
+  bool nonneg = false;
 };
 
 Cols DenseCols(const int8_t* q, int64_t n, int64_t k) {
@@ -59,6 +62,12 @@ void ColSegment(const Cols& cols, int64_t t, int64_t t1, const int8_t** p, int64
   }
 }
 
+// The correction gemm_u8_i8 takes for w and cols: none for non-negative columns (read as
+// they are), else w's (the kernel flips them).
+const int32_t* U8Corr(const I8sMatrix& w, const Cols& cols) {
+  return cols.nonneg ? nullptr : w.corr.data();
+}
+
 // int32 products of weight rows [r0, r1) with columns [t0, t1); column t's row block
 // lands at acc + (t - t0) * ldo + r (absolute row index, as the kernel defines it).
 void GemmTile(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& cols,
@@ -68,7 +77,13 @@ void GemmTile(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& co
     const int8_t* p;
     int64_t ld, e;
     ColSegment(cols, t, t1, &p, &ld, &e);
-    kt.gemm_i8_i8(w.packed.data(), w.k, w.n, r0, r1, p, ld, e - t, acc + (t - t0) * ldo, ldo);
+    int32_t* out = acc + (t - t0) * ldo;
+    if (w.u8) {
+      kt.gemm_u8_i8(w.packed.data(), w.k, w.n, r0, r1, p, ld, e - t, U8Corr(w, cols), out,
+                    ldo);
+    } else {
+      kt.gemm_i8_i8(w.packed.data(), w.k, w.n, r0, r1, p, ld, e - t, out, ldo);
+    }
     t = e;
   }
 }
@@ -92,7 +107,8 @@ void GemmTileOut(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols&
                  int64_t t0, int64_t t1, int64_t r0, int64_t r1, const TileOut& o) {
   const kernels::I8Epilogue& rq = o.rq;
   TERN_CHECK((o.bounds != nullptr) != (rq.q != nullptr));
-  if (kt.gemm_i8_i8_ep == nullptr || o.acc != nullptr) {
+  const bool fused = w.u8 ? kt.gemm_u8_i8_ep != nullptr : kt.gemm_i8_i8_ep != nullptr;
+  if (!fused || o.acc != nullptr) {
     int32_t* acc = o.acc != nullptr ? o.acc : o.tile;
     GemmTile(kt, w, cols, t0, t1, r0, r1, acc, o.ldo);
     if (o.bounds != nullptr) o.bounds->Fold(kt, acc + r0, t1 - t0, o.ldo);
@@ -115,7 +131,11 @@ void GemmTileOut(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols&
     int64_t ld, e;
     ColSegment(cols, t, t1, &p, &ld, &e);
     if (rq.q != nullptr) ep.q = rq.q + (t - t0) * rq.ldq;
-    kt.gemm_i8_i8_ep(w.packed.data(), w.k, w.n, r0, r1, p, ld, e - t, ep);
+    if (w.u8) {
+      kt.gemm_u8_i8_ep(w.packed.data(), w.k, w.n, r0, r1, p, ld, e - t, U8Corr(w, cols), ep);
+    } else {
+      kt.gemm_i8_i8_ep(w.packed.data(), w.k, w.n, r0, r1, p, ld, e - t, ep);
+    }
     t = e;
   }
 }
@@ -426,7 +446,9 @@ void MlpReluI8s(ThreadPool& pool, const I8sMatrix& w1, const float* b1, const I8
       else
         GemmTileOut(kt, w1, xcols, t0, t1, 0, H, hidden);
       sums.acc = acc2 + t0 * C;
-      GemmTileOut(kt, w2, DenseCols(q1, nt, H), 0, nt, 0, C, sums);
+      Cols hcols = DenseCols(q1, nt, H);
+      hcols.nonneg = true;  // after the ReLU
+      GemmTileOut(kt, w2, hcols, 0, nt, 0, C, sums);
     }
     g2max.Update(bounds.AbsMax(kt, c2, b2));
   });

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "ops/i8s_elementwise.h"
@@ -466,9 +467,12 @@ TEST(I8sOps, DepthwiseMatchesPermuteIm2colReference) {
   }
 }
 
+// Both packings (u8: for unsigned activations, where the ISA has gemm_u8_i8: FC1's input
+// flipped per 32-column block, FC2's ReLU hidden read as it is).
 TEST(I8sOps, MlpStoredAndRecomputedMatchTheTwoOps) {
   std::mt19937 rng(10);
-  for (auto [C, T] : {std::pair<int64_t, int64_t>{8, 3}, {32, 70}, {16, 257}}) {
+  // C = 12: a K that is not a multiple of 8 (the flip's byte tail).
+  for (auto [C, T] : {std::pair<int64_t, int64_t>{8, 3}, {32, 70}, {16, 257}, {12, 40}}) {
     const int64_t H = 4 * C;
     auto w1 = RandI8(rng, C * H), w2 = RandI8(rng, H * C), x = RandI8(rng, C * T);
     auto b1 = RandF(rng, H, -1, 1), b2 = RandF(rng, C, -1, 1);
@@ -476,17 +480,24 @@ TEST(I8sOps, MlpStoredAndRecomputedMatchTheTwoOps) {
     const RefT h = RefRequant(RefMatmul(w1, s1, x, xs, b1.data(), C, H, T), false, true);
     const RefT ref =
         RefRequant(RefMatmul(w2, s2, h.q, h.scale, b2.data(), H, C, T), false, false);
-    const I8sMatrix m1 = PackI8sMatrix(w1.data(), C, H, s1), m2 = PackI8sMatrix(w2.data(), H, C, s2);
-    for (size_t budget : {size_t{0}, size_t{1} << 30}) {
-      for (int nth : kThreadCounts) {
-        ThreadPool pool(nth);
-        const MlpScratch sb = MlpScratchBytes(T, C, H, nth, budget);
-        EXPECT_EQ(sb.store, budget != 0);
-        std::vector<uint8_t> scratch(sb.bytes);
-        std::vector<int8_t> q(C * T);
-        I8sTensor in{x.data(), C, T, xs}, out{q.data()};
-        MlpReluI8s(pool, m1, b1.data(), m2, b2.data(), in, budget, scratch.data(), sb.bytes, &out);
-        ExpectSame(ref, out, budget ? "mlp stored" : "mlp recomputed", nth);
+    for (bool u8 : {false, true}) {
+      const I8sMatrix m1 = PackI8sMatrix(w1.data(), C, H, s1, u8);
+      const I8sMatrix m2 = PackI8sMatrix(w2.data(), H, C, s2, u8);
+      EXPECT_EQ(m1.u8, u8 && kernels::Kernels().gemm_u8_i8 != nullptr);
+      for (size_t budget : {size_t{0}, size_t{1} << 30}) {
+        for (int nth : kThreadCounts) {
+          ThreadPool pool(nth);
+          const MlpScratch sb = MlpScratchBytes(T, C, H, nth, budget);
+          EXPECT_EQ(sb.store, budget != 0);
+          std::vector<uint8_t> scratch(sb.bytes);
+          std::vector<int8_t> q(C * T);
+          I8sTensor in{x.data(), C, T, xs}, out{q.data()};
+          MlpReluI8s(pool, m1, b1.data(), m2, b2.data(), in, budget, scratch.data(), sb.bytes,
+                     &out);
+          const std::string what =
+              std::string(budget ? "mlp stored" : "mlp recomputed") + (u8 ? " u8" : "");
+          ExpectSame(ref, out, what.c_str(), nth);
+        }
       }
     }
   }

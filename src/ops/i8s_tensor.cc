@@ -13,16 +13,23 @@ namespace tern::ops {
 using i8s_detail::AbsF;
 using i8s_detail::AtomicAbsMax;
 
-I8sMatrix PackI8sMatrix(const int8_t* rows, int64_t k, int64_t n, float scale) {
+I8sMatrix PackI8sMatrix(const int8_t* rows, int64_t k, int64_t n, float scale, bool u8) {
   const kernels::KernelTable& kt = kernels::Kernels();
   I8sMatrix m;
   m.k = k;
   m.n = n;
   m.scale = scale;
+  // Sums of k terms of 255 * 128 stay in int32 below k = 65536 (the encoder's widest: 8192).
+  m.u8 = u8 && kt.gemm_u8_i8 != nullptr && k <= 65536;
   const size_t bytes = kt.i8_packed_bytes(k, n);
   m.packed = HugeBuffer::Allocate(bytes);
   if (m.packed.size() != bytes) throw std::bad_alloc();  // as the std::vector it replaced
-  kt.pack_i8(rows, k, n, m.packed.data());
+  (m.u8 ? kt.pack_u8_i8 : kt.pack_i8)(rows, k, n, m.packed.data());
+  if (m.u8) {
+    m.corr.assign(static_cast<size_t>(n), 0);  // |128 * sum| <= 2^14 * k: int32 for k < 2^17
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t i = 0; i < k; ++i) m.corr[r] += 128 * int32_t{rows[r * k + i]};
+  }
   return m;
 }
 

@@ -35,15 +35,22 @@ struct I8sTensor {
 
 // An I8_S weight matrix of N rows of K values (ggml ne {K, N}), in the active kernel
 // table's packed layout (kernels::KernelTable::pack_i8), with its per-tensor multiplier.
+// With `u8` it is packed for unsigned activations instead (pack_u8_i8, gemm_u8_i8), and
+// corr[r] = 128 * sum_k W[r][k] takes the flip of signed ones back out (i8s_matmul.cc).
 struct I8sMatrix {
   HugeBuffer packed;
   int64_t k = 0;
   int64_t n = 0;
   float scale = 0;
+  bool u8 = false;
+  std::vector<int32_t> corr;
 };
 
 // Packs N canonical rows of K int8 (row r at rows + r*K). Load time only (allocates).
-I8sMatrix PackI8sMatrix(const int8_t* rows, int64_t k, int64_t n, float scale);
+// `u8`: for unsigned activations where the kernel table has gemm_u8_i8 (else as without):
+// the encoder's FFN matrices, whose products then need no activation row sums.
+I8sMatrix PackI8sMatrix(const int8_t* rows, int64_t k, int64_t n, float scale,
+                        bool u8 = false);
 
 // The waveform quantizer (spec 3.3 step 1), kept in upstream's arithmetic:
 //   amax = max(1e-5f, max|x|) (float);  s = 127.0f / amax;

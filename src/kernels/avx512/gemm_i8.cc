@@ -1,8 +1,13 @@
-// AVX-512 VNNI int8 x int8 GEMM on the I8x16 packed layout with flip 0x80 (packing.h).
+// AVX-512 VNNI int8 x int8 GEMM on the I8x16 packed layout (packing.h).
 //
-// vpdpbusd multiplies unsigned by signed bytes, so the pack stores u = w + 128 and the
-// activations stay signed (broadcast 4 at a time straight from memory):
-//   sum_k u*x = sum_k w*x + 128 * sum_k x   =>   acc = dot - 128 * xsum[j].
+// vpdpbusd multiplies unsigned by signed bytes. gemm_i8_i8: the pack stores u = w + 128
+// (flip 0x80) and the activations stay signed (broadcast 4 at a time straight from memory):
+//   sum_k u*x = sum_k w*x + 128 * sum_k x   =>   acc = dot - 128 * xsum[j],
+// xsum computed per activation row and call. gemm_u8_i8: the pack keeps w (flip 0) and the
+// activations are the unsigned operand, either as they are (all >= 0) or flipped in the
+// register they are broadcast to (x ^ 0x80 = x + 128: one vpxord per broadcast, which
+// MG vpdpbusd then use), with the caller's per-row corr = 128 * sum_k w in place of xsum:
+// no pass over x at all.
 // Every term is exact in int32 (|dot| <= 255*128*K), so results match the scalar oracle.
 // Register tile: MG row groups (16 rows per zmm) x RX activation rows.
 #include <immintrin.h>
@@ -114,13 +119,20 @@ struct RequantEp {
 
 // The quad body is a macro, not a lambda: even with the loops unrolled (TERN_UNROLL), a
 // lambda capturing the accumulators left gcc 12 copying them between registers every quad.
-template <int MG, int RX, class Ep>
+// How a tile reads its activations: signed against the flipped pack (`off`: the rows' sums,
+// xsum[0..RX)); or as the unsigned operand against the unflipped pack, as they are (all
+// >= 0, `off` null) or flipped in the register (`off`: the tile's first weight row's
+// corr).
+enum class XMode { kSigned, kUnsigned, kFlipped };
+
+template <int MG, int RX, XMode kX, class Ep>
 void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, int64_t ldx,
-            const int32_t* xsum, const Ep ep, int64_t rows_left, const uint8_t* pf,
+            const int32_t* off, const Ep ep, int64_t rows_left, const uint8_t* pf,
             int pf_shift) {
   __m512i acc[MG][RX];
   TERN_UNROLL for (int g = 0; g < MG; ++g)
     TERN_UNROLL for (int j = 0; j < RX; ++j) acc[g][j] = _mm512_setzero_si512();
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
 #define TERN_I8_QUAD(QD, VALID)                                                           \
   {                                                                                       \
     __m512i v[MG];                                                                        \
@@ -128,9 +140,11 @@ void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, i
       v[g] = _mm512_loadu_si512(w + g * group_bytes + (QD) * 64);                         \
     }                                                                                     \
     TERN_UNROLL for (int j = 0; j < RX; ++j) {                                            \
-      const __m512i xb = Bcast4(x + j * ldx + (QD) * 4, VALID);                           \
+      __m512i xb = Bcast4(x + j * ldx + (QD) * 4, VALID);                                 \
+      if (kX == XMode::kFlipped) xb = _mm512_xor_si512(xb, flip);                         \
       TERN_UNROLL for (int g = 0; g < MG; ++g) {                                          \
-        acc[g][j] = _mm512_dpbusd_epi32(acc[g][j], v[g], xb);                             \
+        acc[g][j] = kX == XMode::kSigned ? _mm512_dpbusd_epi32(acc[g][j], v[g], xb)       \
+                                         : _mm512_dpbusd_epi32(acc[g][j], xb, v[g]);      \
       }                                                                                   \
     }                                                                                     \
   }
@@ -157,8 +171,17 @@ void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, i
     if (left <= 0) break;
     const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
     __m512i s[RX];
-    TERN_UNROLL for (int j = 0; j < RX; ++j)
-      s[j] = _mm512_sub_epi32(acc[g][j], _mm512_set1_epi32(xsum[j] * 128));
+    if constexpr (kX == XMode::kSigned) {
+      TERN_UNROLL for (int j = 0; j < RX; ++j)
+        s[j] = _mm512_sub_epi32(acc[g][j], _mm512_set1_epi32(off[j] * 128));
+    } else {
+      // The pad lanes of a partial quad read 0x80 once flipped, against zero weights.
+      // kUnsigned subtracts zeros rather than copying acc to s: gcc 12 then kept the
+      // accumulators on the stack (that variant was 20-45% slower, BmGemm fc:1 u8:1).
+      const __m512i corr = off != nullptr ? _mm512_maskz_loadu_epi32(m, off + g * 16)
+                                          : _mm512_setzero_si512();
+      TERN_UNROLL for (int j = 0; j < RX; ++j) s[j] = _mm512_sub_epi32(acc[g][j], corr);
+    }
     ep.Put(g, s, m);
   }
 }
@@ -167,7 +190,7 @@ void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, i
 constexpr int kMaxRx = 8;
 
 // The tile functions of one epilogue, by row groups (1, 2, 4) and activation rows (1-8).
-template <class Ep>
+template <XMode kX, class Ep>
 struct Tiles {
   using Fn = void (*)(const uint8_t*, int64_t, int64_t, const int8_t*, int64_t, const int32_t*,
                       Ep, int64_t, const uint8_t*, int);
@@ -179,7 +202,7 @@ struct Tiles {
   template <int MG, int RX>
   static constexpr Fn Pick() {
     if constexpr (MG * RX <= 24) {
-      return I8Tile<MG, RX, Ep>;
+      return I8Tile<MG, RX, kX, Ep>;
     } else {
       return nullptr;
     }
@@ -199,16 +222,18 @@ struct Tiles {
 // sweep them), at most kChunk rows so their sums fit a stack array.
 constexpr int64_t kChunk = 512;
 
-template <class Ep>
+// corr: the per-weight-row correction of kFlipped (unused otherwise).
+template <XMode kX, class Ep>
 void Gemm(const uint8_t* w, int64_t k, int64_t r0, int64_t r1, const int8_t* x, int64_t ldx,
-          int64_t n, const Ep& ep) {
+          int64_t n, const int32_t* corr, const Ep& ep) {
   const int64_t group_bytes = packing::kRowGroup * packing::I8K4(k);
   int32_t xsum[kChunk];
   const int64_t rows = packing::ChunkRows(k, kMaxRx);
   const int64_t chunk = rows < kChunk ? rows : kChunk;
   for (int64_t j0 = 0; j0 < n; j0 += chunk) {
     const int64_t nj = n - j0 < chunk ? n - j0 : chunk;
-    for (int64_t j = 0; j < nj; ++j) xsum[j] = RowSum(x + (j0 + j) * ldx, k);
+    if constexpr (kX == XMode::kSigned)
+      for (int64_t j = 0; j < nj; ++j) xsum[j] = RowSum(x + (j0 + j) * ldx, k);
     // GEMV (the decoder's int8 head): one row group at a time, so the weights are read as
     // one sequential stream, which the tile prefetches ahead itself (four groups at once
     // read four interleaved streams: measured 20-30% slower from DRAM, `tern bench kernels
@@ -238,43 +263,77 @@ void Gemm(const uint8_t* w, int64_t k, int64_t r0, int64_t r1, const int8_t* x, 
         // <= r1), and every tile's lines stay below k/4 of them.
         const bool pf_next = prefetch && tile < (int64_t{1} << shift) && r + 2 * rows <= r1;
         const uint8_t* pf = pf_next ? wr + mg * group_bytes + tile * share * 64 : nullptr;
-        Tiles<Ep>::For(mg, rx)(wr, group_bytes, k, x + (j0 + j) * ldx, ldx, xsum + j,
-                               ep.Tile(j0 + j, r), r1 - r, pf, shift);
+        const int32_t* off = kX == XMode::kSigned    ? xsum + j
+                             : kX == XMode::kFlipped ? corr + r
+                                                     : nullptr;
+        Tiles<kX, Ep>::For(mg, rx)(wr, group_bytes, k, x + (j0 + j) * ldx, ldx, off,
+                                   ep.Tile(j0 + j, r), r1 - r, pf, shift);
       }
       r += rows;
     }
   }
 }
 
-template <Round kMode, bool kRelu>
+template <XMode kX, Round kMode, bool kRelu>
 void GemmRequant(const uint8_t* w, int64_t k, int64_t r0, int64_t r1, const int8_t* x,
-                 int64_t ldx, int64_t n, const I8Epilogue& ep) {
-  Gemm(w, k, r0, r1, x, ldx, n, RequantEp<kMode, kRelu>{ep.bias, ep.c, ep.inv, ep.q, ep.ldq});
+                 int64_t ldx, int64_t n, const int32_t* corr, const I8Epilogue& ep) {
+  Gemm<kX>(w, k, r0, r1, x, ldx, n, corr,
+           RequantEp<kMode, kRelu>{ep.bias, ep.c, ep.inv, ep.q, ep.ldq});
+}
+
+template <XMode kX>
+void GemmEp(const uint8_t* w, int64_t k, int64_t r0, int64_t r1, const int8_t* x, int64_t ldx,
+            int64_t n, const int32_t* corr, const I8Epilogue& ep) {
+  if (ep.q != nullptr) {
+    const bool even = ep.mode == Round::kHalfEven;
+    (ep.relu ? (even ? GemmRequant<kX, Round::kHalfEven, true>
+                     : GemmRequant<kX, Round::kHalfAway, true>)
+             : (even ? GemmRequant<kX, Round::kHalfEven, false>
+                     : GemmRequant<kX, Round::kHalfAway, false>))(w, k, r0, r1, x, ldx, n, corr,
+                                                                  ep);
+  } else {
+    Gemm<kX>(w, k, r0, r1, x, ldx, n, corr, BoundsEp{ep.mn, ep.mx, r0});
+  }
 }
 
 }  // namespace
 
 void GemmI8I8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64_t r1,
               const int8_t* x, int64_t ldx, int64_t n, int32_t* acc, int64_t ldo) {
-  Gemm(w, k, r0, r1, x, ldx, n, StoreEp{acc, ldo});
+  Gemm<XMode::kSigned>(w, k, r0, r1, x, ldx, n, nullptr, StoreEp{acc, ldo});
 }
 
 void GemmI8I8Ep(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64_t r1,
                 const int8_t* x, int64_t ldx, int64_t n, const I8Epilogue& ep) {
-  if (ep.q != nullptr) {
-    const bool even = ep.mode == Round::kHalfEven;
-    (ep.relu ? (even ? GemmRequant<Round::kHalfEven, true> : GemmRequant<Round::kHalfAway, true>)
-             : (even ? GemmRequant<Round::kHalfEven, false>
-                     : GemmRequant<Round::kHalfAway, false>))(w, k, r0, r1, x, ldx, n, ep);
-  } else {
-    Gemm(w, k, r0, r1, x, ldx, n, BoundsEp{ep.mn, ep.mx, r0});
-  }
+  GemmEp<XMode::kSigned>(w, k, r0, r1, x, ldx, n, nullptr, ep);
+}
+
+void GemmU8I8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64_t r1,
+              const int8_t* x, int64_t ldx, int64_t n, const int32_t* corr, int32_t* acc,
+              int64_t ldo) {
+  if (corr != nullptr)
+    Gemm<XMode::kFlipped>(w, k, r0, r1, x, ldx, n, corr, StoreEp{acc, ldo});
+  else
+    Gemm<XMode::kUnsigned>(w, k, r0, r1, x, ldx, n, nullptr, StoreEp{acc, ldo});
+}
+
+void GemmU8I8Ep(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64_t r1,
+                const int8_t* x, int64_t ldx, int64_t n, const int32_t* corr,
+                const I8Epilogue& ep) {
+  if (corr != nullptr)
+    GemmEp<XMode::kFlipped>(w, k, r0, r1, x, ldx, n, corr, ep);
+  else
+    GemmEp<XMode::kUnsigned>(w, k, r0, r1, x, ldx, n, nullptr, ep);
 }
 
 size_t I8PackedBytes(int64_t k, int64_t n_rows) { return packing::I8x16Bytes(k, n_rows); }
 
 void PackI8(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t* packed) {
   packing::PackI8x16(canonical, k, n_rows, 0x80, packed);
+}
+
+void PackU8I8(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t* packed) {
+  packing::PackI8x16(canonical, k, n_rows, 0x00, packed);
 }
 
 }  // namespace tern::kernels::avx512
