@@ -5,9 +5,10 @@
 // 3200)[s] frames; its FFN is 4C wide, its hidden sums recomputed (store 0, as the encoder runs
 // stages 0-2) or stored (store 1, stage 3 and wider), its matrices packed for signed or (u8 1,
 // as the encoder packs them) unsigned activations. Fill 0/1/2: RMSNorm, add_scaled,
-// depthwise conv. Conv s: stage s's downsampling conv, on the frames before it. "GOPS"
-// counts the multiply-adds the op's result needs (2 per MAC), not the ones it spends: the
-// recomputing FFN does one W1 product twice, the convs skip their zero taps.
+// depthwise conv. Conv s: stage s's downsampling conv, on the frames before it, packed as
+// the FFN's (u8). "GOPS" counts the multiply-adds the op's result needs (2 per MAC), not
+// the ones it spends: the recomputing FFN does one W1 product twice, the convs skip their
+// zero taps.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -107,8 +108,9 @@ void BmFill(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * t * c);
 }
 
-// arg: stage (0-6). Stage s's downsampling conv (spec 3.1): stored taps, real taps (the
-// stored kernel's leading taps are zero), stride, input channels, input samples per frame.
+// args: stage (0-6), u8 (as BmFfn's). Stage s's downsampling conv (spec 3.1): stored taps,
+// real taps (the stored kernel's leading taps are zero), stride, input channels, input
+// samples per frame.
 void BmConv(benchmark::State& st) {
   struct Geo { int64_t k, real, stride, ic, hop; };
   constexpr Geo kGeo[7] = {{8, 7, 1, 1, 1},       {4, 4, 2, 32, 1},     {4, 4, 2, 64, 2},
@@ -123,7 +125,8 @@ void BmConv(benchmark::State& st) {
     if (static_cast<int64_t>(i) % k < k - g.real) w[i] = 0;  // stored with leading zero taps
   auto x = RandomI8(rng, iw * ic);
   const auto bias = RandomF(rng, oc, -0.1f, 0.1f);
-  const I8sConv1d conv = PackConv1d(w.data(), k, ic, oc, 0.002f, stride, k - stride, 0);
+  const I8sConv1d conv =
+      PackConv1d(w.data(), k, ic, oc, 0.002f, stride, k - stride, 0, st.range(1) != 0);
   const Conv1dScratch sb = Conv1dScratchBytes(conv, iw);
   ThreadPool pool(1);
   std::vector<float> ys(sb.y_bytes / sizeof(float));
@@ -207,7 +210,11 @@ BENCHMARK(BmGemm)
     ->ArgNames({"stage", "fc", "ep", "u8"})
     ->ArgsProduct({{0, 1, 2, 3}, {0, 1}, {0, 1, 2}, {0, 1}})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BmConv)->ArgName("stage")->DenseRange(0, 6)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BmConv)
+    ->ArgNames({"stage", "u8"})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace tern::ops

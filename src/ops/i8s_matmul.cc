@@ -259,7 +259,7 @@ void MulMatAdd(ThreadPool& pool, const I8sMatrix& w, const float* bias, const I8
 // ---- Conv1d ---------------------------------------------------------------------------------
 
 I8sConv1d PackConv1d(const int8_t* stored, int64_t kernel, int64_t in_ch, int64_t out_ch,
-                     float scale, int64_t stride, int64_t lp, int64_t rp) {
+                     float scale, int64_t stride, int64_t lp, int64_t rp, bool u8) {
   const int64_t kc = kernel * in_ch;
   // Leading taps that are zero for every channel pair (the published stride-5 convs store a
   // 10-tap kernel zero-padded to 16 at index 0) are dropped: the window then starts `zero`
@@ -281,7 +281,7 @@ I8sConv1d PackConv1d(const int8_t* stored, int64_t kernel, int64_t in_ch, int64_
       for (int64_t k = 0; k < taps; ++k)
         rows[oc * tc + k * in_ch + ic] = stored[oc * kc + ic * kernel + zero + k];
   I8sConv1d c;
-  c.w = PackI8sMatrix(rows.data(), tc, out_ch, scale);
+  c.w = PackI8sMatrix(rows.data(), tc, out_ch, scale, u8);
   c.kernel = taps;
   c.in_ch = in_ch;
   c.out_ch = out_ch;

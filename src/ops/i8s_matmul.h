@@ -50,9 +50,9 @@ struct I8sConv1d {
 
 // `stored` is the file tensor {K, IC, OC}: element (k, ic, oc) at k + K*(ic + IC*oc).
 // Leading taps that are zero throughout are dropped (kernel and lp shrink alike; up to lp
-// of them), which changes neither the output length nor any sum.
+// of them), which changes neither the output length nor any sum. `u8`: as PackI8sMatrix's.
 I8sConv1d PackConv1d(const int8_t* stored, int64_t kernel, int64_t in_ch, int64_t out_ch,
-                     float scale, int64_t stride, int64_t lp, int64_t rp);
+                     float scale, int64_t stride, int64_t lp, int64_t rp, bool u8 = false);
 
 struct Conv1dScratch {
   size_t y_bytes = 0;    // the int32 sums: OW*OC values

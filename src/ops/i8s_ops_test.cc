@@ -319,7 +319,8 @@ TEST(I8sOps, Conv1dMatchesIm2colThenMatmul) {
   // zero: leading taps zeroed as the published stride-5 convs store them (10 taps padded
   // to 16); PackConv1d drops them, up to the left padding, and must give the same bytes.
   // Products of at most 32 taps x channels (the first, sixth and last cases) are computed
-  // twice instead of stored where the ISA fuses the epilogue (AVX-512): same bytes.
+  // twice instead of stored where the ISA fuses the epilogue (AVX-512): same bytes. Both
+  // packings (u8: the input flipped in the kernel, the padding columns too).
   struct C { int64_t k, ic, oc, s, zero; };
   for (C c : {C{8, 1, 32, 1, 0}, C{4, 32, 64, 2, 0}, C{16, 8, 16, 5, 0}, C{16, 8, 16, 5, 6},
               C{8, 16, 8, 4, 0}, C{16, 4, 8, 8, 0}, C{16, 4, 8, 8, 8}, C{4, 3, 5, 2, 3}}) {
@@ -340,20 +341,23 @@ TEST(I8sOps, Conv1dMatchesIm2colThenMatmul) {
       std::vector<int8_t> x_ct(x_tc.size());
       for (int64_t i = 0; i < iw; ++i)
         for (int64_t ch = 0; ch < c.ic; ++ch) x_ct[i * c.ic + ch] = x_tc[ch * iw + i];
-      const I8sConv1d conv = PackConv1d(w.data(), c.k, c.ic, c.oc, ws, c.s, lp, 0);
-      const int64_t dropped = std::min({c.zero, lp, c.k - 1});
-      EXPECT_EQ(conv.kernel, c.k - dropped);
-      EXPECT_EQ(conv.lp, lp - dropped);
-      const Conv1dScratch sb = Conv1dScratchBytes(conv, iw);
-      for (int nth : kThreadCounts) {
-        ThreadPool pool(nth);
-        std::vector<float> ys(sb.y_bytes / sizeof(float));
-        std::vector<int8_t> cols(sb.col_bytes + 1), q(y.size());
-        I8sTensor in{x_ct.data(), c.ic, iw, xs}, out{q.data()};
-        Conv1dAdd(pool, conv, bias.data(), in, ys.data(), cols.data(), &out);
-        EXPECT_EQ(out.ne0, c.oc);
-        EXPECT_EQ(out.ne1, ow);
-        ExpectSame(ref, out, "conv1d", nth);
+      for (bool u8 : {false, true}) {
+        const I8sConv1d conv = PackConv1d(w.data(), c.k, c.ic, c.oc, ws, c.s, lp, 0, u8);
+        const int64_t dropped = std::min({c.zero, lp, c.k - 1});
+        EXPECT_EQ(conv.kernel, c.k - dropped);
+        EXPECT_EQ(conv.lp, lp - dropped);
+        EXPECT_EQ(conv.w.u8, u8 && kernels::Kernels().gemm_u8_i8 != nullptr);
+        const Conv1dScratch sb = Conv1dScratchBytes(conv, iw);
+        for (int nth : kThreadCounts) {
+          ThreadPool pool(nth);
+          std::vector<float> ys(sb.y_bytes / sizeof(float));
+          std::vector<int8_t> cols(sb.col_bytes + 1), q(y.size());
+          I8sTensor in{x_ct.data(), c.ic, iw, xs}, out{q.data()};
+          Conv1dAdd(pool, conv, bias.data(), in, ys.data(), cols.data(), &out);
+          EXPECT_EQ(out.ne0, c.oc);
+          EXPECT_EQ(out.ne1, ow);
+          ExpectSame(ref, out, u8 ? "conv1d u8" : "conv1d", nth);
+        }
       }
     }
   }

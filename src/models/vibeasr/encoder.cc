@@ -28,9 +28,9 @@ struct StageModel {
   std::vector<BlockModel> blocks;
 };
 
-// Linear layers take unsigned activations where the ISA can (ops::PackI8sMatrix): FC2 reads
-// the ReLU hidden as it is and FC1 its input flipped, with no activation row sums (at
-// stage 0-1 widths those were 11-16% of each product).
+// Linear layers and convs take unsigned activations where the ISA can (ops::PackI8sMatrix):
+// FC2 reads the ReLU hidden as it is, the others their input flipped in the kernel, with no
+// activation row sums (at stage 0-1 widths those were 11-16% of each FFN product).
 ops::I8sMatrix PackLinear(const gguf::TensorInfo& t) {
   return ops::PackI8sMatrix(I8sWeightData(t), t.ne[0], t.ne[1], I8sWeightScale(t),
                             /*u8=*/true);
@@ -39,7 +39,7 @@ ops::I8sMatrix PackLinear(const gguf::TensorInfo& t) {
 // A causal conv from a stored {K, IC, OC} weight: left pad K - stride, right pad 0.
 ops::I8sConv1d PackCausalConv(const gguf::TensorInfo& t, int64_t stride) {
   return ops::PackConv1d(I8sWeightData(t), t.ne[0], t.ne[1], t.ne[2], I8sWeightScale(t), stride,
-                         t.ne[0] - stride, 0);
+                         t.ne[0] - stride, 0, /*u8=*/true);
 }
 
 }  // namespace
