@@ -141,8 +141,8 @@ struct KernelTable {
   // 128 * sum_k W[r][k] (the caller's, from load time) is taken back out. Exact int32
   // sums, stored to acc (gemm_u8_i8) or through `ep` (gemm_u8_i8_ep). gemm_i8_i8 takes its
   // unsigned operand's offset out with x's row sums instead, a pass over x per call, which
-  // costs most where K is small: the encoder's FFN matrices are packed for these. Null in
-  // tables without them; ops then pack with pack_i8 and run gemm_i8_i8.
+  // costs most where K is small: the encoder's linear and conv matrices are packed for
+  // these. Null in tables without them; ops then pack with pack_i8 and run gemm_i8_i8.
   void (*gemm_u8_i8)(const uint8_t* w, int64_t k, int64_t n_rows, int64_t r0, int64_t r1,
                      const int8_t* x, int64_t ldx, int64_t n, const int32_t* corr,
                      int32_t* acc, int64_t ldo);

@@ -19,7 +19,8 @@ I8sMatrix PackI8sMatrix(const int8_t* rows, int64_t k, int64_t n, float scale, b
   m.k = k;
   m.n = n;
   m.scale = scale;
-  // Sums of k terms of 255 * 128 stay in int32 below k = 65536 (the encoder's widest: 8192).
+  // Sums of k terms of 255 * 128 stay in int32 below k = 65536 (the encoder's widest: 16384,
+  // the stage-6 conv).
   m.u8 = u8 && kt.gemm_u8_i8 != nullptr && k <= 65536;
   const size_t bytes = kt.i8_packed_bytes(k, n);
   m.packed = HugeBuffer::Allocate(bytes);

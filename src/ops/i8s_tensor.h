@@ -48,7 +48,7 @@ struct I8sMatrix {
 
 // Packs N canonical rows of K int8 (row r at rows + r*K). Load time only (allocates).
 // `u8`: for unsigned activations where the kernel table has gemm_u8_i8 (else as without):
-// the encoder's FFN matrices, whose products then need no activation row sums.
+// the encoder's linear and conv matrices, whose products then need no activation row sums.
 I8sMatrix PackI8sMatrix(const int8_t* rows, int64_t k, int64_t n, float scale,
                         bool u8 = false);
 
