@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "base/check.h"
+#include "base/huge_buffer.h"
 #include "kernels/kernels.h"
 #include "ops/i8s_internal.h"
 
@@ -275,13 +277,17 @@ I8sConv1d PackConv1d(const int8_t* stored, int64_t kernel, int64_t in_ch, int64_
   };
   while (zero < std::min(lp, kernel - 1) && tap_is_zero(zero)) ++zero;
   const int64_t taps = kernel - zero, tc = taps * in_ch;
-  std::vector<int8_t> rows(static_cast<size_t>(tc * out_ch));
+  // The tap-major copy is temporary (33 MB for the published stage-6 conv): a HugeBuffer,
+  // not a std::vector, whose zero fill and 4 KB page faults cost more than the copy itself.
+  HugeBuffer rows = HugeBuffer::Allocate(static_cast<size_t>(tc * out_ch));
+  if (rows.size() != static_cast<size_t>(tc * out_ch)) throw std::bad_alloc();
+  auto* r = reinterpret_cast<int8_t*>(rows.data());
   for (int64_t oc = 0; oc < out_ch; ++oc)
     for (int64_t ic = 0; ic < in_ch; ++ic)
       for (int64_t k = 0; k < taps; ++k)
-        rows[oc * tc + k * in_ch + ic] = stored[oc * kc + ic * kernel + zero + k];
+        r[oc * tc + k * in_ch + ic] = stored[oc * kc + ic * kernel + zero + k];
   I8sConv1d c;
-  c.w = PackI8sMatrix(rows.data(), tc, out_ch, scale, u8);
+  c.w = PackI8sMatrix(r, tc, out_ch, scale, u8);
   c.kernel = taps;
   c.in_ch = in_ch;
   c.out_ch = out_ch;

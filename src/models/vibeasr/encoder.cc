@@ -1,7 +1,9 @@
 #include "models/vibeasr/encoder.h"
 
 #include <algorithm>
+#include <future>
 #include <optional>
+#include <thread>
 
 #include "base/check.h"
 #include "base/huge_buffer.h"
@@ -55,6 +57,66 @@ struct Encoder::BranchModel {
 
 Encoder::~Encoder() = default;
 
+namespace {
+
+// One branch's weights: read its geometry, bind and check its tensors, pack them.
+Result<std::unique_ptr<Encoder::BranchModel>> LoadBranch(const gguf::File& file,
+                                                       const char* prefix) {
+  TERN_ASSIGN_OR_RETURN(VaeGeometry geo, ReadVaeGeometry(file, prefix));
+  TERN_ASSIGN_OR_RETURN(VaeBranchTensors t, BindVaeBranch(file, geo));
+  auto m = std::make_unique<Encoder::BranchModel>();
+  // Check, pack and release one I8_S tensor at a time: the mapped original leaves the
+  // process once its packed copy exists, so the weights are resident once, not twice
+  // (~700 MB for the published file), also during Load.
+  auto linear = [&](const gguf::TensorInfo& w, ops::I8sMatrix* out) {
+    TERN_RETURN_IF_ERROR(CheckI8sWeightValues(file, w));
+    *out = PackLinear(w);
+    file.ReleasePages(w);
+    return Status::Ok();
+  };
+  auto conv = [&](const gguf::TensorInfo& w, int64_t stride, ops::I8sConv1d* out) {
+    TERN_RETURN_IF_ERROR(CheckI8sWeightValues(file, w));
+    *out = PackCausalConv(w, stride);
+    file.ReleasePages(w);
+    return Status::Ok();
+  };
+  for (int s = 0; s < geo.stages(); ++s) {
+    const VaeStageTensors& st = t.stages[s];
+    StageModel sm;
+    TERN_RETURN_IF_ERROR(conv(*st.down_w, geo.strides[s], &sm.down));
+    sm.down_b = F32Data(*st.down_b);
+    for (const VaeBlockTensors& bt : st.blocks) {
+      BlockModel bm;
+      bm.norm = F32Data(*bt.norm);
+      TERN_RETURN_IF_ERROR(CheckI8sWeightValues(file, *bt.mixer_w));
+      bm.mixer = ops::PackDepthwise(I8sWeightData(*bt.mixer_w), bt.mixer_w->ne[0],
+                                    bt.mixer_w->ne[2], I8sWeightScale(*bt.mixer_w));
+      file.ReleasePages(*bt.mixer_w);
+      bm.mixer_b = F32Data(*bt.mixer_b);
+      bm.gamma = F32Data(*bt.gamma);
+      bm.ffn_norm = F32Data(*bt.ffn_norm);
+      TERN_RETURN_IF_ERROR(linear(*bt.fc1_w, &bm.fc1));
+      bm.fc1_b = F32Data(*bt.fc1_b);
+      TERN_RETURN_IF_ERROR(linear(*bt.fc2_w, &bm.fc2));
+      bm.fc2_b = F32Data(*bt.fc2_b);
+      bm.ffn_gamma = F32Data(*bt.ffn_gamma);
+      sm.blocks.push_back(std::move(bm));
+    }
+    m->stages.push_back(std::move(sm));
+  }
+  TERN_RETURN_IF_ERROR(conv(*t.head_w, 1, &m->head));
+  m->head_b = F32Data(*t.head_b);
+  TERN_RETURN_IF_ERROR(linear(*t.conn_fc1_w, &m->fc1));
+  m->fc1_b = F32Data(*t.conn_fc1_b);
+  m->norm = F32Data(*t.conn_norm);
+  TERN_RETURN_IF_ERROR(linear(*t.conn_fc2_w, &m->fc2));
+  m->fc2_b = F32Data(*t.conn_fc2_b);
+  m->geo = std::move(geo);
+  return m;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Encoder>> Encoder::Load(const std::string& path) {
   TERN_ASSIGN_OR_RETURN(std::unique_ptr<gguf::File> file, gguf::File::Open(path));
   if (file->Find("general.architecture") != nullptr) {
@@ -64,59 +126,20 @@ Result<std::unique_ptr<Encoder>> Encoder::Load(const std::string& path) {
                          path.c_str(), arch.c_str());
   }
   std::unique_ptr<Encoder> enc(new Encoder());
-  for (int b = 0; b < 2; ++b) {
-    TERN_ASSIGN_OR_RETURN(VaeGeometry geo, ReadVaeGeometry(*file, kPrefixes[b]));
-    TERN_ASSIGN_OR_RETURN(VaeBranchTensors t, BindVaeBranch(*file, geo));
-    auto m = std::make_unique<BranchModel>();
-    // Check, pack and release one I8_S tensor at a time: the mapped original leaves the
-    // process once its packed copy exists, so the weights are resident once, not twice
-    // (~700 MB for the published file), also during Load.
-    auto linear = [&](const gguf::TensorInfo& w, ops::I8sMatrix* out) {
-      TERN_RETURN_IF_ERROR(CheckI8sWeightValues(*file, w));
-      *out = PackLinear(w);
-      file->ReleasePages(w);
-      return Status::Ok();
-    };
-    auto conv = [&](const gguf::TensorInfo& w, int64_t stride, ops::I8sConv1d* out) {
-      TERN_RETURN_IF_ERROR(CheckI8sWeightValues(*file, w));
-      *out = PackCausalConv(w, stride);
-      file->ReleasePages(w);
-      return Status::Ok();
-    };
-    for (int s = 0; s < geo.stages(); ++s) {
-      const VaeStageTensors& st = t.stages[s];
-      StageModel sm;
-      TERN_RETURN_IF_ERROR(conv(*st.down_w, geo.strides[s], &sm.down));
-      sm.down_b = F32Data(*st.down_b);
-      for (const VaeBlockTensors& bt : st.blocks) {
-        BlockModel bm;
-        bm.norm = F32Data(*bt.norm);
-        TERN_RETURN_IF_ERROR(CheckI8sWeightValues(*file, *bt.mixer_w));
-        bm.mixer = ops::PackDepthwise(I8sWeightData(*bt.mixer_w), bt.mixer_w->ne[0],
-                                      bt.mixer_w->ne[2], I8sWeightScale(*bt.mixer_w));
-        file->ReleasePages(*bt.mixer_w);
-        bm.mixer_b = F32Data(*bt.mixer_b);
-        bm.gamma = F32Data(*bt.gamma);
-        bm.ffn_norm = F32Data(*bt.ffn_norm);
-        TERN_RETURN_IF_ERROR(linear(*bt.fc1_w, &bm.fc1));
-        bm.fc1_b = F32Data(*bt.fc1_b);
-        TERN_RETURN_IF_ERROR(linear(*bt.fc2_w, &bm.fc2));
-        bm.fc2_b = F32Data(*bt.fc2_b);
-        bm.ffn_gamma = F32Data(*bt.ffn_gamma);
-        sm.blocks.push_back(std::move(bm));
-      }
-      m->stages.push_back(std::move(sm));
-    }
-    TERN_RETURN_IF_ERROR(conv(*t.head_w, 1, &m->head));
-    m->head_b = F32Data(*t.head_b);
-    TERN_RETURN_IF_ERROR(linear(*t.conn_fc1_w, &m->fc1));
-    m->fc1_b = F32Data(*t.conn_fc1_b);
-    m->norm = F32Data(*t.conn_norm);
-    TERN_RETURN_IF_ERROR(linear(*t.conn_fc2_w, &m->fc2));
-    m->fc2_b = F32Data(*t.conn_fc2_b);
-    m->geo = std::move(geo);
-    enc->branches_[b] = std::move(m);
-  }
+  // The semantic branch loads on a second thread where there is a second CPU: loading is
+  // packing and first-touching ~700 MB, and the branches share nothing (the file is only
+  // read; each releases the pages of its own tensors).
+  const bool side_by_side = std::thread::hardware_concurrency() > 1;
+  std::future<Result<std::unique_ptr<BranchModel>>> semantic;
+  if (side_by_side)
+    semantic = std::async(std::launch::async, [&] { return LoadBranch(*file, kPrefixes[1]); });
+  Result<std::unique_ptr<BranchModel>> acoustic = LoadBranch(*file, kPrefixes[0]);
+  Result<std::unique_ptr<BranchModel>> second =
+      side_by_side ? semantic.get() : LoadBranch(*file, kPrefixes[1]);
+  if (!acoustic.ok()) return acoustic.status();
+  if (!second.ok()) return second.status();
+  enc->branches_[0] = std::move(*acoustic);
+  enc->branches_[1] = std::move(*second);
   if (enc->branches_[0]->geo.hidden != enc->branches_[1]->geo.hidden)
     return FormatError("%s: acoustic connector width %lld differs from semantic %lld",
                        path.c_str(), static_cast<long long>(enc->branches_[0]->geo.hidden),

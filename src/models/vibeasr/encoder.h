@@ -57,6 +57,9 @@ class Encoder {
   struct Workspace;  // one branch's run buffer (encoder.cc)
 
  public:
+  // Checks and packs both branches, side by side on two threads where the machine has two
+  // CPUs (the result does not depend on it); an error names the file and tensor, and with
+  // both branches at fault it is the acoustic branch's.
   static Result<std::unique_ptr<Encoder>> Load(const std::string& vae_gguf_path);
 
   // Activation buffers a caller keeps between runs (a Session does): a run that fits the

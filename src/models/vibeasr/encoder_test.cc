@@ -327,6 +327,15 @@ TEST(Encoder, LoadErrorsNameTheTensor) {
         << r.status().message();
   }
   {
+    // Both branches bad: they load side by side, and the acoustic branch's error is the one
+    // reported whichever thread fails first.
+    const std::string acoustic = "acoustic.stages.3.0.ffn.linear1.weight";
+    const std::string semantic = "semantic.stages.0.0.ffn.linear1.bias";
+    auto r = Encoder::Load(WriteEdited(Edit{semantic, acoustic, "", false, ""}, "both"));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find(acoustic), std::string::npos) << r.status().message();
+  }
+  {
     auto r = Encoder::Load(testing::TempDir() + "/does_not_exist.gguf");
     EXPECT_FALSE(r.ok());
   }
