@@ -54,7 +54,7 @@ Result<std::shared_ptr<const Model>> Model::Load(const ModelOptions& options) {
                         ResolveFile(options.model_dir, options.lm_path, kLmFileName, "--lm"));
 
   // The encoder loads on a second thread (its two branches side by side) while this one
-  // loads the decoder with a pool of all CPUs: both are mostly weight packing and first
+  // loads the decoder with a pool of every CPU (up to 8): both are mostly packing and first
   // touches of fresh memory, and independent. The decoder's share (opening the file, its
   // vocabulary, ~330 MB of I2_S) outlasts the encoder's, so its pool gets every CPU too:
   // on the 2-core machine the full-geometry load fell from 1.9-2.3 s to 1.1-1.2 s with
@@ -67,7 +67,10 @@ Result<std::shared_ptr<const Model>> Model::Load(const ModelOptions& options) {
   const vibeasr::HeadMode head = options.head == HeadPrecision::kInt8 ? vibeasr::HeadMode::kInt8
                                                                       : vibeasr::HeadMode::kF16;
   {
-    ThreadPool load_pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    // At most 8: packing is bound by memory long before that, and a container may report
+    // far more CPUs than it may use.
+    const unsigned cpus = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+    ThreadPool load_pool(static_cast<int>(cpus));
     TERN_ASSIGN_OR_RETURN(impl->decoder, vibeasr::Decoder::Load(*impl->lm_file, head, &load_pool));
   }
   TERN_ASSIGN_OR_RETURN(impl->tokenizer, text::Tokenizer::FromGguf(*impl->lm_file));
