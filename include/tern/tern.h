@@ -250,4 +250,9 @@ std::string FormatTranscript(const Transcript& t, OutputFormat format,
 // CPU features, available kernel ISAs and the chosen one (TERN_ISA), one item per line.
 Result<std::string> SystemInfo();
 
+// One line for `--version`: "tern 0.1.0 (git 1a2b3c4) isas: avx512 avx2 scalar" (the kernel
+// ISAs this CPU can run; the git hash is the one the build was configured from, "unknown"
+// outside a checkout).
+std::string VersionString();
+
 }  // namespace tern

@@ -14,4 +14,12 @@ Result<std::string> SystemInfo() {
   return s;
 }
 
+std::string VersionString() {
+  std::string s = "tern " TERN_VERSION " (git " TERN_GIT_HASH ") isas:";
+  size_t n = 0;
+  const kernels::Isa* isas = kernels::AvailableIsas(&n);
+  for (size_t i = 0; i < n; ++i) s += std::string(" ") + kernels::IsaName(isas[i]);
+  return s;
+}
+
 }  // namespace tern
