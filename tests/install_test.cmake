@@ -46,14 +46,14 @@ endforeach()
 # The exports: the public API, no layer's own namespace, no third-party code.
 run("nm" nm -DC --defined-only ${libdir}/libtern.so)
 foreach(sym "tern::Model::Load(" "tern::Session::Transcribe(" "tern::LoadAudio("
-    "tern::FormatTranscript(" "tern::VersionString()")
+    "tern::FormatTranscript" "tern::VersionString")
   string(FIND "${run_out}" "${sym}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "install_test: libtern.so does not export ${sym}")
   endif()
 endforeach()
-foreach(internal "tern::kernels::" "tern::ops::" "tern::gguf::" "tern::vibeasr::" "nlohmann" "::Impl"
-    "tern::engine::" "tern::text::" "tern::audio::")
+foreach(internal "tern::kernels::" "tern::ops::" "tern::gguf::" "tern::vibeasr::" "::Impl"
+    "tern::engine::" "tern::text::" "tern::audio::" "nlohmann")
   string(FIND "${run_out}" "${internal}" at)
   if(NOT at EQUAL -1)
     message(FATAL_ERROR "install_test: libtern.so exports ${internal}...:\n${run_out}")

@@ -1,6 +1,6 @@
 // `tern-bench decoder`: the Qwen2 ternary decoder with the F16 and the int8 (W8A8) head.
 // The checkpoint is $TERN_BENCH_LM, else a full-geometry synthetic one written once to
-// $TMPDIR/tern-bench/ (like `tern synth --geometry full`, seed 1; writing it needs the Qwen2
+// $TMPDIR/tern-bench/ (like `tern-dev synth --geometry full`, seed 1; writing it needs the Qwen2
 // vocabulary directory in $TERN_BENCH_VOCAB).
 // Records per head: "decoder/prefill130/<head>" (a 130-row prompt shaped like the JFK one:
 // 26 text tokens, 83 injected frames, 21 text tokens; median of the prefill time) and

@@ -1,6 +1,6 @@
 // `tern-bench encoder`: the whole audio encoder (both branches, summed) on 3.5 s and 20 s of
 // synthetic speech-like audio. The checkpoint is $TERN_BENCH_VAE, else a full-geometry
-// synthetic one written once to $TMPDIR/tern-bench/ (tern synth --geometry full, seed 1).
+// synthetic one written once to $TMPDIR/tern-bench/ (tern-dev synth --geometry full, seed 1).
 // One record per length: median time of Encoder::Run (wall, or with --clock cpu the process
 // CPU time / threads) with its activation buffers kept between runs, as an engine Session
 // keeps them; the warm-up run, which allocates and first touches them, is reported apart.

@@ -60,7 +60,7 @@ class Writer {
   std::vector<Tensor> tensors_;
 };
 
-// One 4-byte type-id field to patch (tern convert): absolute offset, old and new id.
+// One 4-byte type-id field to patch (tern-dev convert): absolute offset, old and new id.
 struct TypeIdPatch {
   std::string tensor;
   uint64_t field_offset = 0;
