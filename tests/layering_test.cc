@@ -1,5 +1,6 @@
-// Keeps the layer arrows of design.md honest: reads every `#include` under src/, include/ and
-// tools/ and fails on an edge that points up (or sideways where design.md forbids it).
+// Keeps the layer arrows of design.md honest: reads every `#include` under src/, include/,
+// tools/ and python/ (the binding, held to the tools' rule) and fails on an edge that points
+// up (or sideways where design.md forbids it).
 //
 //   base < tensor < gguf < kernels < runtime < ops < {audio, text} < models < engine < tools
 //
@@ -16,7 +17,7 @@
 // "tern/status.h" is the public Status that base re-exports: any layer may include it. Any
 // other include/tern header is the engine's public API (engine and tools only).
 // Third-party headers stay in the layer that wraps them (sndfile/soxr: audio; pcre2: text;
-// CLI11: tools), so the kernel-only cross build never needs them.
+// CLI11, pybind11: tools), so the kernel-only cross build never needs them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -84,6 +85,7 @@ const std::map<std::string, std::set<std::string>>& ThirdPartyOwners() {
       {"pcre2.h", {"text"}},
       {"CLI/", {"tools"}},
       {"httplib.h", {"tools"}},
+      {"pybind11/", {"tools"}},
   };
   return m;
 }
@@ -135,6 +137,7 @@ std::vector<Include> ParseIncludes(const std::string& content) {
 std::string LayerOfFile(const std::string& path) {
   if (path.rfind("include/tern/", 0) == 0) return "api";
   if (path.rfind("tools/", 0) == 0) return "tools";
+  if (path.rfind("python/", 0) == 0) return "tools";  // the binding: a user of the public API
   if (path.rfind("src/", 0) != 0) return "";
   const size_t slash = path.find('/', 4);
   return slash == std::string::npos ? "" : path.substr(4, slash - 4);
@@ -270,6 +273,10 @@ TEST(LayeringChecker, PublicHeadersAndTools) {
   EXPECT_EQ(Join(Check("tools/tern/cmd_bench_foo.cc", "#include \"ops/linear.h\"\n")), "");
   EXPECT_EQ(Check("src/kernels/x.cc", "#include <soxr.h>\n").size(), 1u);
   EXPECT_EQ(Check("src/engine/x.cc", "#include <CLI/CLI.hpp>\n").size(), 1u);
+  EXPECT_EQ(Check("src/engine/x.cc", "#include <pybind11/pybind11.h>\n").size(), 1u);
+  EXPECT_EQ(Check("python/module.cc", "#include \"engine/segments.h\"\n").size(), 1u);
+  EXPECT_EQ(Check("python/module.cc", "#include <pybind11/pybind11.h>\n"
+                                      "#include \"tern/tern.h\"\n").size(), 0u);
 }
 
 // ---- the real tree ----
@@ -278,7 +285,7 @@ TEST(Layering, RepositoryHasNoUpwardIncludes) {
   const fs::path root = TERN_SOURCE_DIR;
   std::vector<Source> sources;
   size_t n_includes = 0;
-  for (const char* top : {"src", "include", "tools"}) {
+  for (const char* top : {"src", "include", "tools", "python"}) {
     for (const auto& e : fs::recursive_directory_iterator(root / top)) {
       const std::string ext = e.path().extension().string();
       if (!e.is_regular_file() || (ext != ".h" && ext != ".cc" && ext != ".hpp" && ext != ".cpp")) {
