@@ -195,19 +195,23 @@ class PySession {
         }
       };
     }
+    // As the CLI words them: audio errors name the file themselves, transcription errors
+    // get it as a prefix.
     std::optional<tern::Result<tern::Transcript>> result;
     {
       py::gil_scoped_release nogil;
       std::lock_guard<std::mutex> lock(mu_);
       try {
         tern::Audio a = src.Load(audio_options);
-        result.emplace(session_.Transcribe(a, options));
+        tern::Result<tern::Transcript> t = session_.Transcribe(a, options);
+        if (t.ok()) result.emplace(std::move(t));
+        else result.emplace(t.status().WithPrefix(src.name));
       } catch (const StatusError& e) {
         result.emplace(e.status);
       }
     }
     if (cb->error) throw std::move(*cb->error);
-    if (!result->ok()) Raise(result->status().WithPrefix(src.name));
+    if (!result->ok()) Raise(result->status());
     return std::move(*result).value();
   }
 

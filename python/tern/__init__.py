@@ -235,7 +235,8 @@ class Stream:
         def on_progress(p):
             if st.stop.is_set():
                 return False
-            return progress(p) if progress is not None else True
+            ok = progress(p) if progress is not None else True
+            return (ok is None or bool(ok)) and not st.stop.is_set()
 
         def run(native):
             try:

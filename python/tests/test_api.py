@@ -171,21 +171,40 @@ def test_stream_deltas_concatenate_to_the_text(tmp_path, model):
 def test_stream_stops_when_left(tmp_path, model):
     path = long_clip(tmp_path)
     s = model.session(threads=1)
-    whole = s.transcribe(path)
-    seen = 0
-    stream = s.stream(path)
-    for _ in stream:
-        seen += 1
-        break
-    stream.close()
-    assert seen == 1
-    assert stream.result is None  # stopped before the end: no transcript
-    # The session is free again and gives the same answer as before.
-    assert s.transcribe(path).token_ids == whole.token_ids
-    # Dropping the iterator mid-way stops it too.
-    for _ in s.stream(path):
-        break
-    assert s.transcribe(path).token_ids == whole.token_ids
+    whole = s.transcribe(path, chunk_seconds=4)
+    n = len(whole.pieces)
+    assert n >= 3
+    # Each piece has an equal share of the progress range, its first half the encoder's. The
+    # engine thread is held in the progress callback once the second piece is being decoded
+    # (the first piece's text is out by then), and let go only after the consumer has left:
+    # the transcription must stop there instead of going on to the next pieces.
+    for leave in ("close", "drop"):
+        held, gate = threading.Event(), threading.Event()
+        fractions = []
+
+        def progress(p):
+            fractions.append(p)
+            if p > 1.5 / n:
+                held.set()
+                gate.wait(30)
+            return True
+
+        stream = s.stream(path, progress=progress, chunk_seconds=4)
+        assert held.wait(30)
+        seen = []
+        for d in stream:
+            seen.append(d)
+            break
+        assert seen and whole.to_txt().startswith(seen[0])
+        threading.Timer(0.2, gate.set).start()
+        if leave == "close":
+            stream.close()
+            assert stream.result is None  # stopped before the end: no transcript
+        else:
+            del stream  # dropping the iterator closes it
+        assert max(fractions) < 2 / n, "the transcription went on past the second piece"
+        # The session is free again and gives the same answer as before.
+        assert s.transcribe(path, chunk_seconds=4).token_ids == whole.token_ids
 
 
 def test_progress_callback_stops_the_transcription(model):
