@@ -22,7 +22,7 @@ N_CLIPS = 12
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """12 distinct clips of 5-9 s (the samples in turn, in different orders and lengths),
+    """12 distinct clips of 20-36 s (the samples in turn, in different orders and lengths),
     long enough that a worker is always in the middle of one."""
     d = tmp_path_factory.mktemp("corpus")
     parts = [read_wav(p) for p in SAMPLES]
@@ -32,8 +32,9 @@ def corpus(tmp_path_factory):
     paths = []
     for i in range(N_CLIPS):
         order = rng.permutation(len(parts))
-        x = np.concatenate([parts[j][0] for j in order] * 2)
-        x = x[: int((5 + (i % 5)) * rate)]
+        x = np.concatenate([parts[j][0] for j in order])
+        n = int((20 + 4 * (i % 5)) * rate)
+        x = np.tile(x, -(-n // len(x)))[:n]
         path = str(d / f"clip{i:02d}.wav")
         write_wav(path, x, rate)
         paths.append(path)
@@ -52,7 +53,7 @@ def cli_reference(corpus, tmp_path_factory):
 
 
 def worker_processes(pid):
-    """The Dask worker processes under the batch client (multiprocessing children)."""
+    """The Dask worker processes under the batch client (spawned by multiprocessing)."""
     try:
         kids = psutil.Process(pid).children(recursive=True)
     except psutil.NoSuchProcess:
@@ -60,7 +61,7 @@ def worker_processes(pid):
     out = []
     for k in kids:
         try:
-            if "multiprocessing" in " ".join(k.cmdline()):
+            if "spawn_main" in " ".join(k.cmdline()):
                 out.append(k)
         except psutil.NoSuchProcess:
             pass
@@ -108,6 +109,7 @@ def test_batch_on_local_cluster_survives_a_killed_worker(corpus, cli_reference, 
     t.join()
     stderr = stderr.decode()
     assert "pid" in killed, f"no worker was killed; stderr:\n{stderr}"
+    assert "Restarting worker" in stderr, stderr  # Dask's nanny saw the worker die
     assert killed["records_before"] < N_CLIPS + 1, "the run was over before the kill"
     assert p.returncode == 1, stderr  # one file failed
 
