@@ -30,8 +30,7 @@ class CMakeBuild(build_ext):
         build = os.path.join(os.path.abspath(self.build_temp), "cmake")
         subprocess.check_call([
             "cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
-            f"-DPython3_EXECUTABLE={sys.executable}", "-DTERN_BUILD_TESTS=OFF",
-            "-DTERN_BUILD_BENCH=OFF"])
+            f"-DPython3_EXECUTABLE={sys.executable}"])
         subprocess.check_call(["cmake", "--build", build, "--target", "tern_python",
                                "-j", str(os.cpu_count() or 1)])
         built = os.path.join(build, "python", "tern")
