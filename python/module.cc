@@ -51,8 +51,9 @@ std::string WavBytes(const void* data, size_t frames, int channels, int rate, bo
   const uint16_t format = is_float ? 3 : 1;  // WAVE_FORMAT_IEEE_FLOAT : WAVE_FORMAT_PCM
   const uint32_t block = static_cast<uint32_t>(channels) * bits / 8;
   const uint64_t bytes = static_cast<uint64_t>(frames) * block;
-  if (bytes > 0xFFFFFFFFull - 64) Raise(tern::ResourceExhaustedError(
-      "array: %llu bytes of samples do not fit a WAV file", static_cast<unsigned long long>(bytes)));
+  if (bytes > 0xFFFFFFFFull - 64)
+    Raise(tern::ResourceExhaustedError("array: %llu bytes of samples do not fit a WAV file",
+                                       static_cast<unsigned long long>(bytes)));
   std::string w;
   auto u32 = [&w](uint32_t v) { w.append(reinterpret_cast<const char*>(&v), 4); };
   auto u16 = [&w](uint16_t v) { w.append(reinterpret_cast<const char*>(&v), 2); };
@@ -124,7 +125,8 @@ AudioSource SourceFrom(const py::object& audio, std::optional<int> rate) {
   if (py::isinstance<py::bytes>(audio) || py::isinstance<py::bytearray>(audio) ||
       py::isinstance<py::memoryview>(audio)) {
     py::buffer_info info = audio.cast<py::buffer>().request();
-    src.bytes.assign(static_cast<const char*>(info.ptr), static_cast<size_t>(info.size * info.itemsize));
+    src.bytes.assign(static_cast<const char*>(info.ptr),
+                     static_cast<size_t>(info.size * info.itemsize));
     src.name = "bytes";
     return src;
   }
@@ -185,7 +187,8 @@ class PySession {
       options.on_text = [c = cb.get()](std::string_view d) {
         py::gil_scoped_acquire gil;
         try {
-          PyObject* s = PyUnicode_DecodeUTF8(d.data(), static_cast<Py_ssize_t>(d.size()), "replace");
+          PyObject* s =
+              PyUnicode_DecodeUTF8(d.data(), static_cast<Py_ssize_t>(d.size()), "replace");
           if (s == nullptr) throw py::error_already_set();
           py::object r = c->on_text(py::reinterpret_steal<py::object>(s));
           return r.is_none() || r.cast<bool>();
@@ -359,7 +362,8 @@ PYBIND11_MODULE(_tern, m) {
       .def_readonly("duration_s", &tern::Transcript::duration_s)
       .def_readonly("offset_s", &tern::Transcript::offset_s)
       .def_readonly("pieces", &tern::Transcript::pieces)
-      .def_property_readonly("timings", [](const tern::Transcript& t) { return Timings(t.metrics); })
+      .def_property_readonly("timings",
+                             [](const tern::Transcript& t) { return Timings(t.metrics); })
       .def_readonly("model", &tern::Transcript::model)
       .def_readonly("head", &tern::Transcript::head)
       .def_readonly("isa", &tern::Transcript::isa)
@@ -395,7 +399,8 @@ PYBIND11_MODULE(_tern, m) {
                 const std::string f = v.cast<std::string>();
                 if (f == "json") t.format = tern::PromptFormat::kJson;
                 else if (f != "text")
-                  Raise(tern::InvalidArgumentError("format must be text or json, not '%s'", f.c_str()));
+                  Raise(tern::InvalidArgumentError("format must be text or json, not '%s'",
+                                                   f.c_str()));
               } else if (key == "context") t.context = v.cast<std::string>();
               else if (key == "chunk_seconds") t.chunk_seconds = v.cast<double>();
               else if (key == "temperature") d.temperature = v.cast<float>();
