@@ -36,6 +36,8 @@ from ._tern import (  # noqa: F401  (re-exported)
     version,
 )
 
+__version__ = version().split()[1]  # "tern 0.1.0 (git ...) isas: ..." -> "0.1.0"
+
 __all__ = [
     "Model", "Session", "Stream", "Transcript", "Segment", "Error", "InvalidArgumentError",
     "NotFoundError", "IoError", "FormatError", "UnsupportedError", "ResourceExhaustedError",

@@ -90,6 +90,7 @@ def test_result_fields_and_to_dict(model):
     assert d["segments"][0]["text"] == r.segments[0].text
     json.dumps(d)  # plain data only
     assert model.info["isa"] and model.info["vocab"] > 0
+    assert tern.__version__ in tern.version() and tern.__version__[0].isdigit()
 
 
 @pytest.mark.parametrize("rate,channels", [(16000, 1), (24000, 1), (48000, 1), (48000, 2)])
