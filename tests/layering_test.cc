@@ -1,5 +1,6 @@
 // Keeps the layer arrows of design.md honest: reads every `#include` under src/, include/,
-// tools/ and bench/ and fails on an edge that points up (or sideways where design.md forbids it).
+// tools/, bench/ and python/ (the binding, held to the tools' rule) and fails on an edge that
+// points up (or sideways where design.md forbids it).
 //
 //   base < tensor < gguf < kernels < runtime < ops < {audio, text} < models < engine < tools
 //
@@ -23,7 +24,7 @@
 // "tern/status.h" is the public Status that base re-exports: any layer may include it. Any
 // other include/tern header is the engine's public API (engine and tools only).
 // Third-party headers stay in the layer that wraps them (sndfile/soxr: audio; pcre2: text;
-// CLI11: tools), so the kernel-only cross build never needs them.
+// CLI11, pybind11: tools), so the kernel-only cross build never needs them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -76,6 +77,7 @@ const std::map<std::string, std::set<std::string>>& ThirdPartyOwners() {
       {"pcre2.h", {"text"}},
       {"CLI/", {"tools", "dev", "bench"}},
       {"httplib.h", {"tools"}},
+      {"pybind11/", {"tools"}},
   };
   return m;
 }
@@ -137,6 +139,7 @@ std::string LayerOfFile(const std::string& path) {
   if (path.rfind("tools/dev/", 0) == 0) return "dev";
   if (path.rfind("tools/", 0) == 0) return "tools";
   if (path.rfind("bench/", 0) == 0) return "bench";
+  if (path.rfind("python/", 0) == 0) return "tools";  // the binding: a user of the public API
   if (path.rfind("src/", 0) != 0) return "";
   const size_t slash = path.find('/', 4);
   return slash == std::string::npos ? "" : path.substr(4, slash - 4);
@@ -269,6 +272,10 @@ TEST(LayeringChecker, PublicHeaders) {
   EXPECT_EQ(Join(Check("include/tern/x.h", "#include \"tern/status.h\"\n#include <span>\n")), "");
   EXPECT_EQ(Check("src/kernels/x.cc", "#include <soxr.h>\n").size(), 1u);
   EXPECT_EQ(Check("src/engine/x.cc", "#include <CLI/CLI.hpp>\n").size(), 1u);
+  EXPECT_EQ(Check("src/engine/x.cc", "#include <pybind11/pybind11.h>\n").size(), 1u);
+  EXPECT_EQ(Check("python/module.cc", "#include \"engine/segments.h\"\n").size(), 1u);
+  EXPECT_EQ(Check("python/module.cc", "#include <pybind11/pybind11.h>\n"
+                                      "#include \"tern/tern.h\"\n").size(), 0u);
 }
 
 TEST(LayeringChecker, PublicApiToolsUseOnlyThePublicApi) {
@@ -314,7 +321,7 @@ TEST(Layering, RepositoryHasNoUpwardIncludes) {
   const fs::path root = TERN_SOURCE_DIR;
   std::vector<Source> sources;
   size_t n_includes = 0;
-  for (const char* top : {"src", "include", "tools", "bench"}) {
+  for (const char* top : {"src", "include", "tools", "bench", "python"}) {
     for (const auto& e : fs::recursive_directory_iterator(root / top)) {
       const std::string ext = e.path().extension().string();
       if (!e.is_regular_file() || (ext != ".h" && ext != ".cc" && ext != ".hpp" && ext != ".cpp")) {
