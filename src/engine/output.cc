@@ -124,7 +124,7 @@ const char* OutputFormatExtension(OutputFormat format) {
   switch (format) {
     case OutputFormat::kTxt: return ".txt";
     case OutputFormat::kJson: return ".json";
-    case OutputFormat::kVerboseJson: return ".json";
+    case OutputFormat::kVerboseJson: return ".verbose.json";
     case OutputFormat::kSrt: return ".srt";
     case OutputFormat::kVtt: return ".vtt";
   }
@@ -145,6 +145,7 @@ std::string FormatTranscript(const Transcript& t, OutputFormat format,
     }
     case OutputFormat::kJson: {
       nlohmann::json j = {{"text", TrimText(t.text)}, {"segments", SegmentsJson(t)}};
+      if (!options.file_name.empty()) j["file"] = options.file_name;
       return Dump(j);
     }
     case OutputFormat::kVerboseJson: {
@@ -187,6 +188,7 @@ std::string FormatTranscript(const Transcript& t, OutputFormat format,
         j["token_logprobs"] = t.token_logprobs;
         j["avg_logprob"] = sum / static_cast<double>(t.token_logprobs.size());
       }
+      if (!options.file_name.empty()) j["file"] = options.file_name;
       return Dump(j);
     }
     case OutputFormat::kSrt: {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -73,9 +74,34 @@ Result<Audio> ReadInput(const std::string& input, const AudioOptions& options) {
   return LoadAudioFromMemory(bytes.data(), bytes.size(), "stdin", options);
 }
 
-// One input: audio, features if asked, transcript to its destination, metrics.
+// Where --output-dir puts one input's transcript in one format: DIR/<stem><extension>
+// (verbose_json: <stem>.verbose.json, beside <stem>.json); standard input is "stdin".
+std::filesystem::path OutputPath(const std::string& dir, const std::string& input,
+                                 OutputFormat format) {
+  const std::string stem =
+      input == "-" ? std::string("stdin") : std::filesystem::path(input).stem().string();
+  return std::filesystem::path(dir) / (stem + OutputFormatExtension(format));
+}
+
+// Several inputs to stdout: the header line before each one's text, subtitles or JSON
+// without a field of their own for the file name (json and verbose_json carry "file").
+void PrintHeader(const std::string& name) {
+  std::fprintf(stdout, "==> %s <==\n", name.c_str());
+  std::fflush(stdout);
+}
+
+bool AllJson(const std::vector<OutputFormat>& formats) {
+  return !formats.empty() && std::all_of(formats.begin(), formats.end(), [](OutputFormat f) {
+    return f == OutputFormat::kJson || f == OutputFormat::kVerboseJson;
+  });
+}
+
+// One input: audio, features if asked, transcript to its destination, metrics. `header`:
+// name the input on stdout (several inputs, no file destination).
+// `said`: the warnings already printed once for the whole run (OptionWarnings).
 Status TranscribeOne(Flags& f, const std::string& input,
-                     const std::vector<OutputFormat>& formats, Session& session, double load_ms) {
+                     const std::vector<OutputFormat>& formats, Session& session, double load_ms,
+                     bool header, const std::vector<std::string>& said) {
   const std::string name = input == "-" ? "stdin" : input;
   TERN_ASSIGN_OR_RETURN(Audio audio, ReadInput(input, f.audio));
   if (!f.quiet && audio.duration_s() > 30.0) {
@@ -96,6 +122,7 @@ Status TranscribeOne(Flags& f, const std::string& input,
   // its final newline, which follows at the end; `formats` is then empty).
   bool streamed = false;
   if (f.stream) {
+    if (header) PrintHeader(name);
     f.transcribe.on_text = [&streamed](std::string_view d) {
       std::fwrite(d.data(), 1, d.size(), stdout);
       std::fflush(stdout);
@@ -109,15 +136,18 @@ Status TranscribeOne(Flags& f, const std::string& input,
     std::fflush(stdout);
   }
   if (!t.ok()) return t.status().WithPrefix(name);
-  for (const std::string& w : t->warnings)
+  for (const std::string& w : t->warnings) {
+    if (std::find(said.begin(), said.end(), w) != said.end()) continue;
     std::fprintf(stderr, "tern: warning: %s: %s\n", name.c_str(), w.c_str());
+  }
+  FormatOptions format_options = f.format_options;
+  if (header) format_options.file_name = name;
+  if (header && !f.stream && !AllJson(formats)) PrintHeader(name);
   for (const OutputFormat format : formats) {
-    const std::string text = FormatTranscript(*t, format, f.format_options);
+    const std::string text = FormatTranscript(*t, format, format_options);
     if (!f.output_dir.empty()) {
-      const std::string stem = std::filesystem::path(name).stem().string();
-      const std::filesystem::path out =
-          std::filesystem::path(f.output_dir) / (stem + OutputFormatExtension(format));
-      TERN_RETURN_IF_ERROR(WriteFile(out.string(), text.data(), text.size()));
+      TERN_RETURN_IF_ERROR(
+          WriteFile(OutputPath(f.output_dir, input, format).string(), text.data(), text.size()));
     } else if (!f.output_file.empty()) {
       TERN_RETURN_IF_ERROR(WriteFile(f.output_file, text.data(), text.size()));
     } else {
@@ -129,11 +159,14 @@ Status TranscribeOne(Flags& f, const std::string& input,
   return Status::Ok();
 }
 
-Status Run(Flags& f) {
+// The options, before anything runs: every failure here is a usage error (exit 2) except
+// what the file system says about --output-dir.
+Status Check(Flags& f, std::vector<OutputFormat>* out_formats) {
   TERN_ASSIGN_OR_RETURN(f.model.head, HeadPrecisionFromName(f.head));
   if (f.prompt_format == "json") f.transcribe.format = PromptFormat::kJson;
   else if (f.prompt_format != "text")
-    return InvalidArgumentError("--format must be text or json, not '%s'", f.prompt_format.c_str());
+    return InvalidArgumentError("--format must be text or json, not '%s' (the file formats "
+                                "are --output-format's)", f.prompt_format.c_str());
   f.audio.normalize = !f.no_normalize;
   f.audio.clip_guard = !f.no_clip_guard;
   f.transcribe.decoding.repetition_guard = !f.no_repetition_guard;
@@ -146,15 +179,15 @@ Status Run(Flags& f) {
     return InvalidArgumentError("--threads must be in [1, 1024] (0 or absent: all CPUs), got %d", f.threads);
   // --output-format takes a comma-separated list: one transcription, several writers.
   TERN_RETURN_IF_ERROR(f.format_options.Validate());
-  std::vector<OutputFormat> formats;
+  std::vector<OutputFormat>& formats = *out_formats;
   for (size_t b = 0; b <= f.output_format.size();) {
     const size_t e = std::min(f.output_format.find(',', b), f.output_format.size());
-    TERN_ASSIGN_OR_RETURN(const OutputFormat format,
-                          OutputFormatFromName(f.output_format.substr(b, e - b)));
-    if (std::count(formats.begin(), formats.end(), format) > 0)
+    Result<OutputFormat> format = OutputFormatFromName(f.output_format.substr(b, e - b));
+    if (!format.ok()) return format.status().WithPrefix("--output-format");
+    if (std::count(formats.begin(), formats.end(), *format) > 0)
       return InvalidArgumentError("--output-format lists '%s' twice",
                                   f.output_format.substr(b, e - b).c_str());
-    formats.push_back(format);
+    formats.push_back(*format);
     b = e + 1;
   }
   if (f.stream && (!f.output_file.empty() || !f.output_dir.empty() ||
@@ -165,6 +198,8 @@ Status Run(Flags& f) {
   // verbose_json carries each token's log-probability.
   f.transcribe.decoding.logprobs =
       std::count(formats.begin(), formats.end(), OutputFormat::kVerboseJson) > 0;
+  if (!f.output_file.empty() && !f.output_dir.empty())
+    return InvalidArgumentError("-o and --output-dir do not combine: give one");
   if (!f.output_file.empty() && formats.size() > 1)
     return InvalidArgumentError("-o writes one file; with %zu output formats use --output-dir",
                                 formats.size());
@@ -175,17 +210,44 @@ Status Run(Flags& f) {
     return InvalidArgumentError("--dump-features takes one input, got %zu", f.inputs.size());
   if (std::count(f.inputs.begin(), f.inputs.end(), "-") > 1)
     return InvalidArgumentError("'-' (standard input) can be read only once");
-  if (!f.output_dir.empty() && !std::filesystem::is_directory(f.output_dir))
-    return NotFoundError("--output-dir %s: not a directory", f.output_dir.c_str());
+  if (!f.output_dir.empty()) {
+    std::error_code ec;
+    if (std::filesystem::exists(f.output_dir, ec) && !std::filesystem::is_directory(f.output_dir, ec))
+      return InvalidArgumentError("--output-dir %s: exists and is not a directory",
+                                  f.output_dir.c_str());
+    // Two inputs with one stem (a.wav and a.flac, or dir1/a.wav and dir2/a.wav) would write
+    // the same files: refused before anything runs rather than one silently overwritten.
+    std::map<std::filesystem::path, std::string> writer;  // output file -> the input writing it
+    for (const std::string& input : f.inputs) {
+      const std::filesystem::path out = OutputPath(f.output_dir, input, formats.front());
+      const auto [it, fresh] = writer.emplace(out, input);
+      if (!fresh)
+        return InvalidArgumentError(
+            "--output-dir: %s and %s would both write %s; transcribe them in separate runs "
+            "or into separate directories", it->second.c_str(), input.c_str(), out.c_str());
+    }
+  }
   TERN_RETURN_IF_ERROR(f.model.Validate());
   TERN_RETURN_IF_ERROR(f.audio.Validate());
-  TERN_RETURN_IF_ERROR(f.transcribe.Validate());
+  return f.transcribe.Validate();
+}
 
+// The work: the model, then every input (a failing one does not stop the others).
+Status Run(Flags& f, const std::vector<OutputFormat>& formats) {
+  if (!f.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.output_dir, ec);
+    if (ec) return IoError("--output-dir %s: cannot create it: %s", f.output_dir.c_str(),
+                           ec.message().c_str());
+  }
   TERN_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Load(f.model));
   Session session(model, f.threads);
-
+  // What the model declares it was not trained for: said once, not once per input.
+  const std::vector<std::string> said = OptionWarnings(model->info(), f.transcribe);
+  for (const std::string& w : said) std::fprintf(stderr, "tern: warning: %s\n", w.c_str());
+  const bool headers = f.inputs.size() > 1 && f.output_dir.empty() && f.output_file.empty();
   return ForEachInput(f.inputs, "tern transcribe", [&](const std::string& input) {
-    return TranscribeOne(f, input, formats, session, model->info().load_ms);
+    return TranscribeOne(f, input, formats, session, model->info().load_ms, headers, said);
   });
 }
 
@@ -211,6 +273,9 @@ int CmdTranscribe(int argc, char** argv) {
   app.add_option("--chunk-seconds", f.transcribe.chunk_seconds,
                  "long audio: pieces of at most this many seconds (0: only when the context or 4 GB of encoder memory needs them)")
       ->capture_default_str();
+  app.add_option("--no-speech-floor", f.transcribe.no_speech_floor_dbfs,
+                 "dBFS: audio whose loudest 25 ms is quieter gives an empty transcript and a warning (-150: off)")
+      ->capture_default_str();
   app.add_flag("--no-repetition-guard", f.no_repetition_guard, "do not stop on a looping output");
   app.add_option("--hotwords", f.hotwords, "comma-separated words to favour (names, jargon)");
   app.add_option("--hotword-boost", d.hotword_boost, "logit added to hotword tokens, 0-20")
@@ -222,7 +287,7 @@ int CmdTranscribe(int argc, char** argv) {
                  "srt/vtt: split longer cues at word boundaries (0 = off)")
       ->capture_default_str();
   app.add_option("-o,--output", f.output_file, "write the result to this file instead of stdout");
-  app.add_option("--output-dir", f.output_dir, "write one file per input into this directory");
+  app.add_option("--output-dir", f.output_dir, "write one file per input and format into this directory (created if missing): NAME.txt, NAME.json, NAME.verbose.json, ...");
   app.add_option("--dump-features", f.dump_features, "write encoder features (float32, frames x hidden) here");
   app.add_flag("--no-normalize", f.no_normalize, "skip RMS normalization and the clip guard");
   app.add_flag("--no-clip-guard", f.no_clip_guard, "do not rescale audio whose peak exceeds 1 after normalization");
@@ -233,7 +298,9 @@ int CmdTranscribe(int argc, char** argv) {
   app.add_flag("-q,--quiet", f.quiet, "no progress on stderr");
   app.add_flag("--stream", f.stream, "print the text to stdout as it is decoded (txt output only)");
   app.add_option("audio", f.inputs, "audio files (WAV, FLAC, OGG, MP3); - reads standard input")->required();
-  return ParseAndRun(app, argc, argv, [&f] { return Run(f); });
+  std::vector<OutputFormat> formats;
+  return ParseCheckAndRun(app, argc, argv, [&] { return Check(f, &formats); },
+                          [&] { return Run(f, formats); });
 }
 
 }  // namespace tern::cli
