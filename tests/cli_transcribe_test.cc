@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -212,6 +214,68 @@ TEST(CliTranscribe, ExitCodesSeparateBadOptionsFromBadAudio) {
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
     EXPECT_FALSE(std::regex_search(r.err, cxx_name)) << r.err;
   }
+  fs::remove_all(root);
+}
+
+// The bundled model declares it was trained without context and without the JSON prompt
+// (tern.trained.*, docs/formats-tern-keys.md): each option warns once per run, not once per
+// input, and a context is not used, so the transcript is the one without it (never the
+// empty or garbled text the model gives a context).
+TEST(CliTranscribe, OptionsTheModelWasNotTrainedForWarnOnce) {
+  const std::string inputs = kSamples + "/sample1.wav " + kSamples + "/sample2.wav";
+  const CmdRun plain = Transcribe(inputs);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.err, "");
+  const CmdRun context = Transcribe("--context Paris " + inputs);
+  ASSERT_EQ(context.exit_code, 0) << context.err;
+  EXPECT_EQ(context.out, plain.out);
+  const std::string said = "not trained with context";
+  const size_t first = context.err.find(said);
+  EXPECT_NE(first, std::string::npos) << context.err;
+  EXPECT_EQ(context.err.find(said, first + 1), std::string::npos) << context.err;
+  EXPECT_EQ(std::count(context.err.begin(), context.err.end(), '\n'), 1) << context.err;
+  const CmdRun json = Transcribe("--format json " + inputs);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(std::count(json.err.begin(), json.err.end(), '\n'), 1) << json.err;
+  EXPECT_NE(json.err.find("not trained with the JSON prompt"), std::string::npos) << json.err;
+  // The warnings are in verbose_json too (what a server client sees).
+  const CmdRun verbose = Transcribe("--context Paris --output-format verbose_json " + kSamples +
+                                    "/sample1.wav");
+  ASSERT_EQ(verbose.exit_code, 0) << verbose.err;
+  const nlohmann::json j = nlohmann::json::parse(verbose.out);
+  ASSERT_EQ(j["warnings"].size(), 1u) << verbose.out;
+  EXPECT_NE(j["warnings"][0].get<std::string>().find(said), std::string::npos);
+}
+
+// Faint hiss: an empty transcript and a warning, exit 0. Audio longer than the bundled
+// model's longest training clip (6.5 s): a hint to use --chunk-seconds, gone when given.
+TEST(CliTranscribe, NoSpeechAndLongAudioWarn) {
+  const std::string root = FreshDir("cli_transcribe_nospeech");
+  std::vector<int16_t> hiss(2 * 24000), tone(8 * 24000);
+  uint32_t r = 1;
+  for (int16_t& v : hiss) {
+    r = r * 1664525u + 1013904223u;
+    v = static_cast<int16_t>(static_cast<int>(r >> 24) % 41 - 20);  // about -67 dBFS
+  }
+  for (size_t i = 0; i < tone.size(); ++i)
+    tone[i] = static_cast<int16_t>(3000 * std::sin(0.05 * static_cast<double>(i)));
+  WriteWav(root + "/hiss.wav", hiss);
+  WriteWav(root + "/tone.wav", tone);
+  const CmdRun quiet = Transcribe(root + "/hiss.wav");
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out, "\n");
+  EXPECT_NE(quiet.err.find("hiss.wav: no speech: the loudest 25 ms of the audio is at -"),
+            std::string::npos) << quiet.err;
+  const CmdRun off = Transcribe("--no-speech-floor -150 " + root + "/hiss.wav");
+  EXPECT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(off.err.find("no speech"), std::string::npos) << off.err;
+  EXPECT_EQ(Transcribe("--no-speech-floor 3 " + root + "/hiss.wav").exit_code, 2);
+  const CmdRun longer = Transcribe(root + "/tone.wav");
+  EXPECT_EQ(longer.exit_code, 0) << longer.err;
+  EXPECT_NE(longer.err.find("trained on clips of at most 6.5 s: --chunk-seconds 6"),
+            std::string::npos) << longer.err;
+  const CmdRun chunked = Transcribe("--chunk-seconds 6 " + root + "/tone.wav");
+  EXPECT_EQ(chunked.err.find("trained on clips"), std::string::npos) << chunked.err;
   fs::remove_all(root);
 }
 

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -16,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/mapped_file.h"
+#include "engine/model_impl.h"
 #include "tern/tern.h"
 
 namespace tern {
@@ -69,7 +72,7 @@ std::vector<int16_t> Scaled(const std::string& wav, double db) {
   return out;
 }
 
-Result<Transcript> Run(Session& s, const std::vector<int16_t>& pcm, const std::string& name,
+Result<Transcript> TranscribePcm(Session& s, const std::vector<int16_t>& pcm, const std::string& name,
                        double floor_dbfs = -55.0) {
   const std::string bytes = WavBytes(pcm);
   Result<Audio> a = LoadAudioFromMemory(bytes.data(), bytes.size(), name);
@@ -102,11 +105,11 @@ TEST(NoSpeech, FaintNoiseAndNearSilenceGiveEmptyTranscripts) {
   for (int16_t& v : dither) v = static_cast<int16_t>(lsb(rng));
   for (const auto& [name, pcm] : {std::pair{"hiss", &noise}, std::pair{"dither", &dither}}) {
     SCOPED_TRACE(name);
-    Result<Transcript> off = Run(session, *pcm, name, -150.0);
+    Result<Transcript> off = TranscribePcm(session, *pcm, name, -150.0);
     ASSERT_TRUE(off.ok()) << off.status().ToString();
     EXPECT_NE(off->text, "") << "the model no longer invents words for " << name;
     std::printf("%s with the check off: \"%s\"\n", name, off->text.c_str());
-    Result<Transcript> t = Run(session, *pcm, name);
+    Result<Transcript> t = TranscribePcm(session, *pcm, name);
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     EXPECT_EQ(t->text, "");
     EXPECT_TRUE(t->segments.empty());
@@ -131,8 +134,8 @@ TEST(NoSpeech, QuietSpeechStillTranscribes) {
   for (const char* stem : {"sample1", "sample2", "sample3"}) {
     SCOPED_TRACE(stem);
     const std::string wav = kSource + "/samples/" + stem + ".wav";
-    Result<Transcript> full = Run(session, Scaled(wav, 0.0), stem);
-    Result<Transcript> quiet = Run(session, Scaled(wav, -25.0), stem);
+    Result<Transcript> full = TranscribePcm(session, Scaled(wav, 0.0), stem);
+    Result<Transcript> quiet = TranscribePcm(session, Scaled(wav, -25.0), stem);
     ASSERT_TRUE(full.ok() && quiet.ok());
     EXPECT_NE(quiet->stop_reason, "no_speech");
     EXPECT_EQ(Lower(quiet->text), Lower(full->text));
@@ -142,13 +145,17 @@ TEST(NoSpeech, QuietSpeechStillTranscribes) {
   EXPECT_EQ(clips, 3);
 }
 
-// no_speech_prob: the model's probability of ending its answer before any word, per
-// segment in verbose_json; a probability, and lower for speech than for loud noise.
+// no_speech_prob: a probability per segment in verbose_json (not in json). The bundled
+// model never saw silence or noise in training, and it shows: its values stay tiny and do
+// not separate speech from noise (measured here: held-out speech up to 4.2e-6; loud white
+// noise 3.2e-4, brown 6.4e-7, clicks 8.1e-7), so this prints them and checks only what holds
+// for any model: they are probabilities, written where they belong.
 TEST(NoSpeech, NoSpeechProbIsTheModelsOwn) {
   auto model = LoadTiny();
   ASSERT_TRUE(model);
   Session session(model, 2);
-  Result<Transcript> speech = Run(session, Scaled(kSource + "/samples/sample1.wav", 0.0), "s1");
+  Result<Transcript> speech =
+      TranscribePcm(session, Scaled(kSource + "/samples/sample1.wav", 0.0), "s1");
   ASSERT_TRUE(speech.ok());
   ASSERT_EQ(speech->segments.size(), 1u);
   const double p = speech->segments[0].no_speech_prob;
@@ -159,16 +166,95 @@ TEST(NoSpeech, NoSpeechProbIsTheModelsOwn) {
   EXPECT_DOUBLE_EQ(j["segments"][0]["no_speech_prob"].get<double>(), p);
   EXPECT_FALSE(nlohmann::json::parse(FormatTranscript(*speech, OutputFormat::kJson))["segments"][0]
                    .contains("no_speech_prob"));
+
+  double speech_max = 0;
+  int clips = 0;
+  for (const auto& e : std::filesystem::directory_iterator(kSource + "/tests/data/heldout")) {
+    if (e.path().extension() != ".wav") continue;
+    Result<Transcript> t = TranscribePcm(session, Scaled(e.path().string(), 0.0), "clip");
+    ASSERT_TRUE(t.ok());
+    speech_max = std::max(speech_max, t->segments.at(0).no_speech_prob);
+    ++clips;
+  }
+  ASSERT_GE(clips, 16);
+  // White, brown (integrated) and clicking noise, 3 s at -20 dBFS: far above the floor.
   std::mt19937 rng(5);
-  std::normal_distribution<double> loud(0.0, 0.1 * 32768);  // -20 dBFS: above the floor
-  std::vector<int16_t> noise(3 * 24000);
-  for (int16_t& v : noise) v = static_cast<int16_t>(std::clamp(std::lround(loud(rng)), -32768L, 32767L));
-  Result<Transcript> n = Run(session, noise, "loud noise");
-  ASSERT_TRUE(n.ok());
-  ASSERT_FALSE(n->segments.empty());
-  std::printf("no_speech_prob: speech %.3g, loud noise %.3g (\"%s\")\n", p,
-              n->segments[0].no_speech_prob, n->text.c_str());
-  EXPECT_GE(n->segments[0].no_speech_prob, 0.0);
+  std::normal_distribution<double> g(0.0, 1.0);
+  double noise_min = 1;
+  for (int kind = 0; kind < 3; ++kind) {
+    std::vector<double> x(3 * 24000);
+    double acc = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double w = g(rng);
+      acc = 0.995 * acc + w;
+      x[i] = kind == 0 ? w : kind == 1 ? acc : (i % 2400 < 24 ? w * 8 : 0.02 * w);
+    }
+    double rms = 0;
+    for (double v : x) rms += v * v;
+    rms = std::sqrt(rms / static_cast<double>(x.size()));
+    std::vector<int16_t> pcm;
+    for (double v : x)
+      pcm.push_back(static_cast<int16_t>(std::clamp(std::lround(v / rms * 0.1 * 32768), -32768L, 32767L)));
+    Result<Transcript> t = TranscribePcm(session, pcm, "noise");
+    ASSERT_TRUE(t.ok());
+    noise_min = std::min(noise_min, t->segments.at(0).no_speech_prob);
+    std::printf("noise %d: no_speech_prob %.3g \"%s\"\n", kind, t->segments[0].no_speech_prob,
+                t->text.c_str());
+  }
+  std::printf("no_speech_prob: held-out speech at most %.3g (%d clips), noise at least %.3g\n",
+              speech_max, clips, noise_min);
+  EXPECT_LE(speech_max, 1.0);
+  EXPECT_GE(noise_min, 0.0);
+}
+
+// The value is the model's: PyTorch's probability of a stop token at the first position
+// after the reply's header, from the logits training/reference.py dumped for the held-out
+// clips (their layout: tiny_model_test.cc), as far as the engine's header is PyTorch's.
+TEST(NoSpeech, NoSpeechProbMatchesPyTorch) {
+  auto model = LoadTiny();
+  ASSERT_TRUE(model);
+  const text::SpecialTokens& special = model->impl().special;
+  Session session(model, 2);
+  const std::string dir = kSource + "/tests/data/heldout";
+  int compared = 0;
+  double worst = 0;
+  for (int i = 0; i < 1000; ++i) {
+    char stem[32];
+    std::snprintf(stem, sizeof(stem), "%03d", i);
+    Result<std::string> text = ReadFileToString(dir + "/reference/" + stem + ".json");
+    if (!text.ok()) continue;
+    const nlohmann::json ref = nlohmann::json::parse(*text);
+    Result<Audio> audio = LoadAudio(dir + "/" + ref["wav"].get<std::string>());
+    ASSERT_TRUE(audio.ok());
+    TranscribeOptions o;
+    o.decoding.max_tokens = 8;
+    Result<Transcript> t = session.Transcribe(*audio, o);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    const std::vector<int32_t> gen = ref["generated"].get<std::vector<int32_t>>();
+    const int64_t vocab = ref["vocab"].get<int64_t>(), steps = ref["logit_steps"].get<int64_t>();
+    if (steps < 4 || gen.size() < 4 || t->token_ids.size() < 4 || gen[0] != special.im_start ||
+        !std::equal(gen.begin(), gen.begin() + 3, t->token_ids.begin()))
+      continue;
+    Result<std::string> bytes = ReadFileToString(dir + "/reference/" + stem + ".logits.f32");
+    ASSERT_TRUE(bytes.ok());
+    ASSERT_GE(bytes->size(), static_cast<size_t>(4 * vocab * sizeof(float)));
+    std::vector<float> row(static_cast<size_t>(vocab));
+    std::memcpy(row.data(), bytes->data() + 3 * vocab * sizeof(float), row.size() * sizeof(float));
+    double mx = row[0], sum = 0;
+    for (float v : row) mx = std::max<double>(mx, v);
+    for (float v : row) sum += std::exp(v - mx);
+    const double want = (std::exp(row[special.im_end] - mx) + std::exp(row[special.endoftext] - mx)) / sum;
+    const double got = t->segments.at(0).no_speech_prob;
+    ASSERT_GT(got, 0.0) << stem;
+    const double d = std::fabs(std::log(got) - std::log(want));  // nats: the values are tiny
+    worst = std::max(worst, d);
+    // Their features are 1-3% apart from PyTorch's (rounding boundaries of the encoder's
+    // requantizations, tiny_model_test.cc): 0.21 nats measured.
+    EXPECT_LE(d, 0.5) << stem << ": engine " << got << ", torch " << want;
+    ++compared;
+  }
+  std::printf("%d no_speech_prob compared with PyTorch, max |log ratio| = %.3g\n", compared, worst);
+  EXPECT_GE(compared, 3);  // the three dumped clips
 }
 
 }  // namespace

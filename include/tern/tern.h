@@ -160,7 +160,7 @@ struct TranscribeOptions {
   // limit). > 0: also at most this many seconds per piece (bounds memory; at least 1 s).
   // Each piece is transcribed on its own: speaker numbers restart in every piece.
   double chunk_seconds = 0;
-  // Audio whose loudest 25 ms frame (measured every 10 ms, on the source's level:
+  // Audio whose loudest 25 ms frame (measured every 5 ms, on the source's level:
   // Audio::samples / Audio::gain) is quieter than this many dBFS holds no speech: the
   // transcript is empty, with stop_reason "no_speech" and a warning, and the model does not
   // run (it would invent words). Speech sits 30-60 dB above a recording's noise floor; the
@@ -184,6 +184,10 @@ struct Segment {
   double start = -1, end = -1;  // seconds; -1 when the model gave no time
   int speaker = -1;             // -1 when the model gave no speaker
   std::string text;
+  // The model's probability that there was nothing to transcribe: its probability of
+  // ending the reply before any word (one value for every segment of one prompt); -1 when
+  // not measured (decoding stopped inside the reply's header, or no model ran).
+  double no_speech_prob = -1;
 };
 
 struct Metrics {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,12 @@ struct Decoded {
   std::vector<float> logprobs;  // with DecodingOptions::logprobs
   std::string stop_reason;
   std::vector<std::string> warnings;
+  // The model's probability that the reply is empty: a stop token as the first token after
+  // its header, at temperature 1, without hotword boosts (the best hypothesis's, for beam
+  // search); -1 when decoding ended before that position.
+  double no_speech_prob = -1;
 };
+
 
 // What every decode loop reads: the tokenizer and special ids, the hotword boosts (built
 // once per call) and the caller's options.
@@ -37,6 +43,11 @@ struct DecodeContext {
   const HotwordBias& bias;
   const TranscribeOptions& options;
 };
+
+// Sets d->no_speech_prob from `logits` when `generated` has just completed the reply's
+// header (its content is empty) and it is not set yet.
+void NoteNoSpeechProb(std::span<const int32_t> generated, std::span<const float> logits,
+                      const DecodeContext& c, Decoded* d);
 
 // Greedy or sampled decoding, one token at a time, from `state` just after the prefill
 // (`logits`: its last row's) with the first new token at position `pos`; each token goes to

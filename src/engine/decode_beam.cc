@@ -35,6 +35,7 @@ Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& p
   out.stop_reason = "max_tokens";
   for (int step = 0; step < d.max_tokens && !alive.empty(); ++step) {
     if (Cancelled(o)) return CancelledError("transcription cancelled");
+    NoteNoSpeechProb(alive[0].tokens, alive[0].logits, c, &out);  // the best so far
     std::vector<Cand> cands;
     for (size_t h = 0; h < alive.size(); ++h) {
       float* logits = alive[h].logits.data();

@@ -20,6 +20,7 @@ Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
   std::vector<std::pair<int32_t, float>> saved;
   for (int i = 0; i < d.max_tokens; ++i) {
     if (Cancelled(o)) return CancelledError("transcription cancelled");
+    NoteNoSpeechProb(out.tokens, logits, c, &out);
     saved.clear();
     if (!c.bias.empty()) {
       if (const auto content = Content(out.tokens, c.tokenizer, c.special))

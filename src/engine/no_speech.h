@@ -9,12 +9,13 @@
 
 namespace tern::engine {
 
-// Level frames: 25 ms long, one every 10 ms, at the model's 24 kHz.
+// Level frames: 25 ms long, one every 5 ms, at the model's 24 kHz.
 inline constexpr int64_t kLevelFrameSamples = 600;
-inline constexpr int64_t kLevelHopSamples = 240;
+inline constexpr int64_t kLevelHopSamples = 120;
 
 // The RMS level of the loudest frame of x[0, n) in dBFS of the source (the samples divided
-// by `gain`, Audio::gain); a clip shorter than a frame is one frame. -inf when all zero.
+// by `gain`, Audio::gain); a clip shorter than a frame is one frame (and a tail shorter
+// than a hop is not measured). -inf when all zero.
 double LoudestFrameDbfs(const float* x, int64_t n, float gain);
 
 // The transcript of audio judged to hold no speech: no text, no segments, stop reason

@@ -93,11 +93,16 @@ std::string Timestamp(double seconds, char sep) {
   return buf;
 }
 
-nlohmann::json SegmentsJson(const Transcript& t) {
+// `verbose`: each segment's no_speech_prob too, when measured.
+nlohmann::json SegmentsJson(const Transcript& t, bool verbose) {
   nlohmann::json segs = nlohmann::json::array();
-  for (const Cue& c : Cues(t)) {
+  const std::vector<Cue> cues = Cues(t);  // one per segment, in order
+  for (size_t i = 0; i < cues.size(); ++i) {
+    const Cue& c = cues[i];
     nlohmann::json j = {{"start", c.start}, {"end", c.end}, {"text", TrimText(c.text)}};
     if (c.speaker >= 0) j["speaker"] = c.speaker;
+    if (verbose && t.segments[i].no_speech_prob >= 0)
+      j["no_speech_prob"] = t.segments[i].no_speech_prob;
     segs.push_back(j);
   }
   return segs;
@@ -144,7 +149,7 @@ std::string FormatTranscript(const Transcript& t, OutputFormat format,
       return out;
     }
     case OutputFormat::kJson: {
-      nlohmann::json j = {{"text", TrimText(t.text)}, {"segments", SegmentsJson(t)}};
+      nlohmann::json j = {{"text", TrimText(t.text)}, {"segments", SegmentsJson(t, false)}};
       if (!options.file_name.empty()) j["file"] = options.file_name;
       return Dump(j);
     }
@@ -154,7 +159,7 @@ std::string FormatTranscript(const Transcript& t, OutputFormat format,
       for (const auto& [name, ms] : m.stages) stages[name] = ms;
       nlohmann::json j = {
           {"text", TrimText(t.text)},
-          {"segments", SegmentsJson(t)},
+          {"segments", SegmentsJson(t, true)},
           {"structured", t.structured},
           {"duration", t.duration_s},
           {"offset", t.offset_s},

@@ -12,10 +12,12 @@
 #include "engine/hotwords.h"
 #include "engine/long_audio.h"
 #include "engine/model_impl.h"
+#include "engine/no_speech.h"
 #include "engine/prefill.h"
 #include "engine/prompt.h"
 #include "engine/segments.h"
 #include "engine/text_stream.h"
+#include "engine/trained.h"
 #include "runtime/thread_pool.h"
 
 namespace tern {
@@ -40,6 +42,10 @@ struct Session::Impl {
                                      const TranscribeOptions& options,
                                      const engine::HotwordBias& bias,
                                      engine::TextStream* stream);
+
+  // Session::Transcribe once the options fit the model (engine::FitOptions) and the audio
+  // holds sound: one prompt, or pieces.
+  Result<Transcript> TranscribeFitted(const Audio& audio, const TranscribeOptions& options);
 
   // The prompt head whose rows the state holds first (see StateFor).
   std::vector<int32_t> cached_head;
@@ -172,6 +178,7 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
     return CancelledError("transcription cancelled by the text callback");
   t.structured = engine::ParseJsonSegments(t.text, &t.segments);
   if (!t.structured) t.segments = {Segment{0.0, t.duration_s, -1, t.text}};
+  for (Segment& s : t.segments) s.no_speech_prob = dec->no_speech_prob;
   if (options.on_progress) options.on_progress(1.0);
 
   t.metrics.wall_ms = wall.ElapsedMs();
@@ -180,10 +187,44 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
   return t;
 }
 
-Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptions& options) {
-  TERN_RETURN_IF_ERROR(options.Validate());
+Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptions& asked) {
+  TERN_RETURN_IF_ERROR(asked.Validate());
   if (audio.samples.empty()) return InvalidArgumentError("%s: no audio samples", audio.name.c_str());
-  const Model::Impl& m = impl_->m();
+  const ModelInfo& info = impl_->m().info;
+  // What the model declares it was not trained for goes first in every transcript's
+  // warnings (a context it cannot use is dropped: FitOptions).
+  std::vector<std::string> warnings = OptionWarnings(info, asked);
+  // Too quiet to hold speech: the model would invent words for the amplified noise.
+  const int64_t n = static_cast<int64_t>(audio.samples.size());
+  const double level = engine::LoudestFrameDbfs(audio.samples.data(), n, audio.gain);
+  if (level < asked.no_speech_floor_dbfs) {
+    Transcript t = engine::NoSpeechTranscript(audio, level, asked.no_speech_floor_dbfs);
+    t.model = info.name;
+    t.head = info.head;
+    t.isa = info.isa;
+    t.threads = impl_->pool.size();
+    t.warnings.insert(t.warnings.begin(), warnings.begin(), warnings.end());
+    if (asked.on_progress) asked.on_progress(1.0);
+    return t;
+  }
+  const std::string length = engine::LengthWarning(info, asked, audio.duration_s());
+  if (!length.empty()) warnings.push_back(length);
+  const TranscribeOptions options = engine::FitOptions(info, asked);
+  Result<Transcript> t = impl_->TranscribeFitted(audio, options);
+  if (!t.ok()) return t;
+  // A context the model cannot use may leave it speechless (the published model's training
+  // with context is not declared): never an empty transcript without a word why.
+  if (!options.context.empty() && engine::TrimText(t->text).empty()) {
+    warnings.push_back("the transcript is empty with this context (--context / prompt): the "
+                       "model may not have been trained with one; try without it");
+  }
+  t->warnings.insert(t->warnings.begin(), warnings.begin(), warnings.end());
+  return t;
+}
+
+Result<Transcript> Session::Impl::TranscribeFitted(const Audio& audio,
+                                                   const TranscribeOptions& options) {
+  const Model::Impl& m = this->m();
   const int64_t n = static_cast<int64_t>(audio.samples.size());
   // The whole audio's prompt, built once: it sizes the pieces, and is the one prompt when
   // the audio fits.
@@ -202,8 +243,8 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
   if (options.on_text) stream.emplace(options.on_text);
   engine::TextStream* text_stream = stream ? &*stream : nullptr;
   if (n <= *max_len) {
-    Result<Transcript> t = impl_->TranscribeWhole(audio.samples.data(), n, audio.name, *prompt,
-                                                  options, bias, text_stream);
+    Result<Transcript> t = TranscribeWhole(audio.samples.data(), n, audio.name, *prompt,
+                                           options, bias, text_stream);
     if (t.ok()) engine::ShiftToSource(audio.offset_s, &*t);
     return t;
   }
@@ -213,7 +254,7 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
           const TranscribeOptions& o) -> Result<Transcript> {
         TERN_ASSIGN_OR_RETURN(engine::Prompt p, engine::BuildPrompt(*m.tokenizer, m.special, len,
                                                                     o.format, o.context));
-        return impl_->TranscribeWhole(x, len, name, p, o, bias, text_stream);
+        return TranscribeWhole(x, len, name, p, o, bias, text_stream);
       });
 }
 
