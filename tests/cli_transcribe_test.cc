@@ -285,7 +285,7 @@ TEST(CliTranscribe, NoMessageNamesAnInternalIdentifier) {
   const std::regex literal("\"([^\"\\\\]|\\\\.)*\"");
   const std::regex cxx_name("[A-Za-z_]::[A-Za-z_]");
   int files = 0;
-  for (const char* top : {"/src", "/tools", "/include"}) {
+  for (const char* top : {"/src", "/tools", "/include", "/bench"}) {
     for (const auto& e : fs::recursive_directory_iterator(kSource + top)) {
       const std::string p = e.path().string();
       if (!e.is_regular_file() || p.find("_test") != std::string::npos) continue;

@@ -1,4 +1,4 @@
-// KV pairs added to an existing GGUF (tern convert --set-*): a new header, the same tensors.
+// KV pairs added to an existing GGUF (tern-dev convert --set-*): a new header, the same tensors.
 #include <sys/stat.h>
 #include <unistd.h>
 
