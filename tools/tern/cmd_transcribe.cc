@@ -3,12 +3,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "destinations.h"
 #include "tern/tern.h"
 
 namespace tern::cli {
@@ -74,34 +73,11 @@ Result<Audio> ReadInput(const std::string& input, const AudioOptions& options) {
   return LoadAudioFromMemory(bytes.data(), bytes.size(), "stdin", options);
 }
 
-// Where --output-dir puts one input's transcript in one format: DIR/<stem><extension>
-// (verbose_json: <stem>.verbose.json, beside <stem>.json); standard input is "stdin".
-std::filesystem::path OutputPath(const std::string& dir, const std::string& input,
-                                 OutputFormat format) {
-  const std::string stem =
-      input == "-" ? std::string("stdin") : std::filesystem::path(input).stem().string();
-  return std::filesystem::path(dir) / (stem + OutputFormatExtension(format));
-}
-
-// Several inputs to stdout: the header line before each one's text, subtitles or JSON
-// without a field of their own for the file name (json and verbose_json carry "file").
-void PrintHeader(const std::string& name) {
-  std::fprintf(stdout, "==> %s <==\n", name.c_str());
-  std::fflush(stdout);
-}
-
-bool AllJson(const std::vector<OutputFormat>& formats) {
-  return !formats.empty() && std::all_of(formats.begin(), formats.end(), [](OutputFormat f) {
-    return f == OutputFormat::kJson || f == OutputFormat::kVerboseJson;
-  });
-}
-
-// One input: audio, features if asked, transcript to its destination, metrics. `header`:
-// name the input on stdout (several inputs, no file destination).
-// `said`: the warnings already printed once for the whole run (OptionWarnings).
+// One input: audio, features if asked, transcript to its destination, metrics. `said`: the
+// warnings already printed once for the whole run (OptionWarnings).
 Status TranscribeOne(Flags& f, const std::string& input,
-                     const std::vector<OutputFormat>& formats, Session& session, double load_ms,
-                     bool header, const std::vector<std::string>& said) {
+                     const std::vector<OutputFormat>& formats, const Destination& dest,
+                     Session& session, double load_ms, const std::vector<std::string>& said) {
   const std::string name = input == "-" ? "stdin" : input;
   TERN_ASSIGN_OR_RETURN(Audio audio, ReadInput(input, f.audio));
   if (!f.quiet && audio.duration_s() > 30.0) {
@@ -122,7 +98,7 @@ Status TranscribeOne(Flags& f, const std::string& input,
   // its final newline, which follows at the end; `formats` is then empty).
   bool streamed = false;
   if (f.stream) {
-    if (header) PrintHeader(name);
+    PrintHeaderIfNamed(dest, name, formats);
     f.transcribe.on_text = [&streamed](std::string_view d) {
       std::fwrite(d.data(), 1, d.size(), stdout);
       std::fflush(stdout);
@@ -140,27 +116,14 @@ Status TranscribeOne(Flags& f, const std::string& input,
     if (std::find(said.begin(), said.end(), w) != said.end()) continue;
     std::fprintf(stderr, "tern: warning: %s: %s\n", name.c_str(), w.c_str());
   }
-  FormatOptions format_options = f.format_options;
-  if (header) format_options.file_name = name;
-  if (header && !f.stream && !AllJson(formats)) PrintHeader(name);
-  for (const OutputFormat format : formats) {
-    const std::string text = FormatTranscript(*t, format, format_options);
-    if (!f.output_dir.empty()) {
-      TERN_RETURN_IF_ERROR(
-          WriteFile(OutputPath(f.output_dir, input, format).string(), text.data(), text.size()));
-    } else if (!f.output_file.empty()) {
-      TERN_RETURN_IF_ERROR(WriteFile(f.output_file, text.data(), text.size()));
-    } else {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      std::fflush(stdout);
-    }
-  }
+  if (!f.stream) PrintHeaderIfNamed(dest, name, formats);
+  TERN_RETURN_IF_ERROR(WriteTranscript(*t, input, name, formats, f.format_options, dest));
   if (f.metrics) PrintMetrics(name, *t, load_ms);
   return Status::Ok();
 }
 
-// The options, before anything runs: every failure here is a usage error (exit 2) except
-// what the file system says about --output-dir.
+// The options, before anything runs (the model, the inputs, the output directory): every
+// failure here is a usage error, exit 2.
 Status Check(Flags& f, std::vector<OutputFormat>* out_formats) {
   TERN_ASSIGN_OR_RETURN(f.model.head, HeadPrecisionFromName(f.head));
   if (f.prompt_format == "json") f.transcribe.format = PromptFormat::kJson;
@@ -210,23 +173,8 @@ Status Check(Flags& f, std::vector<OutputFormat>* out_formats) {
     return InvalidArgumentError("--dump-features takes one input, got %zu", f.inputs.size());
   if (std::count(f.inputs.begin(), f.inputs.end(), "-") > 1)
     return InvalidArgumentError("'-' (standard input) can be read only once");
-  if (!f.output_dir.empty()) {
-    std::error_code ec;
-    if (std::filesystem::exists(f.output_dir, ec) && !std::filesystem::is_directory(f.output_dir, ec))
-      return InvalidArgumentError("--output-dir %s: exists and is not a directory",
-                                  f.output_dir.c_str());
-    // Two inputs with one stem (a.wav and a.flac, or dir1/a.wav and dir2/a.wav) would write
-    // the same files: refused before anything runs rather than one silently overwritten.
-    std::map<std::filesystem::path, std::string> writer;  // output file -> the input writing it
-    for (const std::string& input : f.inputs) {
-      const std::filesystem::path out = OutputPath(f.output_dir, input, formats.front());
-      const auto [it, fresh] = writer.emplace(out, input);
-      if (!fresh)
-        return InvalidArgumentError(
-            "--output-dir: %s and %s would both write %s; transcribe them in separate runs "
-            "or into separate directories", it->second.c_str(), input.c_str(), out.c_str());
-    }
-  }
+  if (!f.output_dir.empty())
+    TERN_RETURN_IF_ERROR(CheckOutputDir(f.output_dir, f.inputs, formats.front()));
   TERN_RETURN_IF_ERROR(f.model.Validate());
   TERN_RETURN_IF_ERROR(f.audio.Validate());
   return f.transcribe.Validate();
@@ -234,20 +182,16 @@ Status Check(Flags& f, std::vector<OutputFormat>* out_formats) {
 
 // The work: the model, then every input (a failing one does not stop the others).
 Status Run(Flags& f, const std::vector<OutputFormat>& formats) {
-  if (!f.output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(f.output_dir, ec);
-    if (ec) return IoError("--output-dir %s: cannot create it: %s", f.output_dir.c_str(),
-                           ec.message().c_str());
-  }
+  const Destination dest{f.output_file, f.output_dir,
+                         f.inputs.size() > 1 && f.output_dir.empty() && f.output_file.empty()};
+  TERN_RETURN_IF_ERROR(Prepare(dest));
   TERN_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Load(f.model));
   Session session(model, f.threads);
   // What the model declares it was not trained for: said once, not once per input.
   const std::vector<std::string> said = OptionWarnings(model->info(), f.transcribe);
   for (const std::string& w : said) std::fprintf(stderr, "tern: warning: %s\n", w.c_str());
-  const bool headers = f.inputs.size() > 1 && f.output_dir.empty() && f.output_file.empty();
   return ForEachInput(f.inputs, "tern transcribe", [&](const std::string& input) {
-    return TranscribeOne(f, input, formats, session, model->info().load_ms, headers, said);
+    return TranscribeOne(f, input, formats, dest, session, model->info().load_ms, said);
   });
 }
 
@@ -262,8 +206,8 @@ int CmdTranscribe(int argc, char** argv) {
   app.add_option("--lm", f.model.lm_path, "decoder GGUF (overrides the one in --model)");
   app.add_option("--head", f.head, "output head precision: f16 (as stored) or int8 (W8A8)")->capture_default_str();
   app.add_option("-t,--threads", f.threads, "threads (default: all CPUs)");
-  app.add_option("--format", f.prompt_format, "prompt variant: text or json (segments with times and speakers)")->capture_default_str();
-  app.add_option("--context", f.transcribe.context, "extra information for the model (names, topic)");
+  app.add_option("--format", f.prompt_format, "prompt variant: text or json (segments with times and speakers; warns with a model not trained for it)")->capture_default_str();
+  app.add_option("--context", f.transcribe.context, "extra information for the model (names, topic); not used, with a warning, by a model that declares it was trained without");
   app.add_option("--temperature", d.temperature, "sampling temperature; 0 = greedy")->capture_default_str();
   app.add_option("--top-k", d.top_k, "sample from the k most likely tokens (0 = all)")->capture_default_str();
   app.add_option("--top-p", d.top_p, "nucleus sampling mass")->capture_default_str();
