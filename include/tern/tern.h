@@ -163,8 +163,8 @@ struct TranscribeOptions {
   // Audio whose loudest 25 ms frame (measured every 5 ms, on the source's level:
   // Audio::samples / Audio::gain) is quieter than this many dBFS holds no speech: the
   // transcript is empty, with stop_reason "no_speech" and a warning, and the model does not
-  // run (it would invent words). Speech sits 30-60 dB above a recording's noise floor; the
-  // quietest bundled and test clips peak at -28 dBFS. -150 turns the check off.
+  // run (it would invent words for the amplified noise). The quietest bundled and test
+  // clips have their loudest frame at -28 dBFS. -150 turns the check off.
   double no_speech_floor_dbfs = -55.0;
   // Called with the fraction of work done (0..1); return false to cancel.
   std::function<bool(double)> on_progress;
