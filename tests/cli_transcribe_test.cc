@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -17,8 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-#ifndef TERN_BINARY
-#error "TERN_BINARY must name the tern executable"
+#if !defined(TERN_BINARY) || !defined(TERN_DEV_BINARY)
+#error "TERN_BINARY and TERN_DEV_BINARY must name the tern and tern-dev executables"
 #endif
 
 namespace tern {
@@ -214,6 +215,11 @@ TEST(CliTranscribe, ExitCodesSeparateBadOptionsFromBadAudio) {
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
     EXPECT_FALSE(std::regex_search(r.err, cxx_name)) << r.err;
   }
+  // tern-dev encode keeps the same rule: silent audio is 1, a bad option 2.
+  const std::string encode = std::string("'") + TERN_DEV_BINARY + "' encode -q --model '" +
+                             kSource + "/models/tiny-en' --dump-features '" + root + "/f.f32' ";
+  EXPECT_EQ(WEXITSTATUS(std::system((encode + "'" + root + "/zeros.wav' 2>/dev/null").c_str())), 1);
+  EXPECT_EQ(WEXITSTATUS(std::system((encode + "--step nope '" + good + "' 2>/dev/null").c_str())), 2);
   fs::remove_all(root);
 }
 
