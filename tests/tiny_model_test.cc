@@ -591,7 +591,7 @@ TEST(TinyModel, StreamFromTheCommandLine) {
   ASSERT_EQ(RunCommand(tern, &plain), 0) << plain;
   ASSERT_EQ(RunCommand(tern + " --stream", &streamed), 0) << streamed;
   EXPECT_EQ(streamed, plain);
-  EXPECT_EQ(std::count(plain.begin(), plain.end(), '\n'), 2) << plain;
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), '\n'), 4) << plain;  // a header line each
   for (const char* bad : {" -o /dev/null", " --output-format srt", " --output-dir /tmp"}) {
     EXPECT_EQ(RunCommand(tern + " --stream" + bad, &err), 2) << bad;
     EXPECT_NE(err.find("--stream prints plain text to stdout"), std::string::npos) << err;

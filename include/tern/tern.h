@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,6 +48,15 @@ struct ModelOptions {
   Status Validate() const;
 };
 
+// What the model declares it was trained with: the LM GGUF's tern.trained.* keys
+// (docs/formats-tern-keys.md), which other GGUF readers ignore. A key that is absent (the
+// published checkpoint has none) is unknown: nothing is assumed and nothing is warned.
+struct TrainedWith {
+  std::optional<bool> context;              // tern.trained.context: prompts with extra info
+  std::optional<bool> json_format;          // tern.trained.json_format: PromptFormat::kJson
+  std::optional<double> max_audio_seconds;  // tern.trained.max_audio_seconds: longest clip
+};
+
 struct ModelInfo {
   std::string vae_path, lm_path;
   std::string name;          // general.name of the LM file, if any
@@ -55,6 +65,7 @@ struct ModelInfo {
   std::string head;          // "f16" or "int8"
   std::string isa;           // kernel ISA in use ("avx512", "avx2", "neon", "scalar")
   double load_ms = 0;
+  TrainedWith trained;
 };
 
 class Model {
@@ -92,6 +103,9 @@ struct Audio {
   int source_rate = 0;
   int source_channels = 0;
   double offset_s = 0;        // where samples[0] lies in the source, seconds
+  // What normalization multiplied the source by (1: none, or samples made by the caller):
+  // samples / gain is the source's level, which the no-speech check measures.
+  float gain = 1.0f;
   double duration_s() const { return static_cast<double>(samples.size()) / 24000.0; }
 };
 
@@ -146,6 +160,12 @@ struct TranscribeOptions {
   // limit). > 0: also at most this many seconds per piece (bounds memory; at least 1 s).
   // Each piece is transcribed on its own: speaker numbers restart in every piece.
   double chunk_seconds = 0;
+  // Audio whose loudest 25 ms frame (measured every 5 ms, on the source's level:
+  // Audio::samples / Audio::gain) is quieter than this many dBFS holds no speech: the
+  // transcript is empty, with stop_reason "no_speech" and a warning, and the model does not
+  // run (it would invent words for the amplified noise). The quietest bundled and test
+  // clips have their loudest frame at -28 dBFS. -150 turns the check off.
+  double no_speech_floor_dbfs = -55.0;
   // Called with the fraction of work done (0..1); return false to cancel.
   std::function<bool(double)> on_progress;
   // Called with the transcript's text as it is decoded, a delta at a time (from the thread
@@ -164,6 +184,10 @@ struct Segment {
   double start = -1, end = -1;  // seconds; -1 when the model gave no time
   int speaker = -1;             // -1 when the model gave no speaker
   std::string text;
+  // The model's probability that there was nothing to transcribe: its probability of
+  // ending the reply before any word (one value for every segment of one prompt); -1 when
+  // not measured (decoding stopped inside the reply's header, or no model ran).
+  double no_speech_prob = -1;
 };
 
 struct Metrics {
@@ -232,16 +256,28 @@ class Session {
   std::unique_ptr<Impl> impl_;
 };
 
+// What running these options on this model should be told before any audio: an option the
+// model declares it was not trained for (TrainedWith). Session::Transcribe puts the same
+// lines in every Transcript::warnings; a front end with many inputs prints them once.
+// With TrainedWith::context false, a context is not used (the model answers it with
+// garbage or nothing): the warning says so.
+std::vector<std::string> OptionWarnings(const ModelInfo& model, const TranscribeOptions& options);
+
 // ---- Output ----------------------------------------------------------------------------
 
 enum class OutputFormat { kTxt, kJson, kVerboseJson, kSrt, kVtt };
 Result<OutputFormat> OutputFormatFromName(std::string_view name);  // txt|json|verbose_json|srt|vtt
-const char* OutputFormatExtension(OutputFormat format);            // ".txt", ".srt", ...
+// ".txt", ".json", ".verbose.json", ".srt", ".vtt": distinct for every format, so one input's
+// files in one directory never overwrite each other.
+const char* OutputFormatExtension(OutputFormat format);
 struct FormatOptions {
   // srt/vtt: split cues longer than this many bytes at word boundaries (preferring a break
   // after punctuation), sharing the cue's time among the pieces in proportion to their
   // length (an estimate: the model gives times per segment, not per word). 0: off.
   int max_cue_chars = 0;
+  // json and verbose_json: when not empty, a "file" field with this name (several inputs
+  // written to one stream).
+  std::string file_name;
   Status Validate() const;
 };
 std::string FormatTranscript(const Transcript& t, OutputFormat format,

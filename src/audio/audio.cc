@@ -69,6 +69,12 @@ Status CheckWavTruncation(SNDFILE* f, const SF_INFO& info, const std::string& na
   return Status::Ok();
 }
 
+float Rms(const std::vector<float>& x) {
+  double sum_sq = 0.0;
+  for (float v : x) sum_sq += static_cast<double>(v) * static_cast<double>(v);
+  return x.empty() ? 0.0f : static_cast<float>(std::sqrt(sum_sq / static_cast<double>(x.size())));
+}
+
 Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
                      const AudioOptions& options) {
   const char* n = name.c_str();
@@ -84,7 +90,7 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
   auto too_long = [&](double seconds_at_least) {
     return ResourceExhaustedError(
         "%s: audio is %s%.1f s long, over the limit of %.1f s (raise it with "
-        "--max-audio-seconds / AudioOptions::max_seconds)",
+        "--max-audio-seconds)",
         n, seconds_at_least < 0 ? "more than " : "", std::fabs(seconds_at_least),
         options.max_seconds);
   };
@@ -186,8 +192,11 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
     }
   }
   if (options.normalize) {
-    NormalizeRms(&out.samples);
+    const float before = NormalizeRms(&out.samples);
     if (options.clip_guard) ClipGuard(&out.samples);
+    // The level the samples had: a quiet recording and a loud one normalize alike, and the
+    // no-speech check asks how loud the source was.
+    if (before > 0) out.gain = Rms(out.samples) / before;
   }
   out.duration_s = static_cast<double>(out.samples.size()) / kTargetRate;
   return out;
@@ -232,7 +241,7 @@ Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options) {
     if (e == ENOENT) return NotFoundError("%s: no such file", path.c_str());
     return IoError("%s: %s", path.c_str(), std::strerror(e));
   }
-  if (S_ISDIR(st.st_mode)) return InvalidArgumentError("%s: is a directory", path.c_str());
+  if (S_ISDIR(st.st_mode)) return InvalidArgumentError("%s: is a directory, not an audio file", path.c_str());
   if (st.st_size == 0) return FormatError("%s: file is empty", path.c_str());
   SF_INFO info{};
   SndfilePtr f;

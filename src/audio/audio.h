@@ -66,6 +66,7 @@ struct Audio {
   int source_channels = 0;
   double duration_s = 0;       // samples.size() / 24000
   double offset_s = 0;         // where samples[0] lies in the source (AudioOptions::offset_s)
+  float gain = 1.0f;           // what normalization multiplied the samples by (1: none)
 };
 
 Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options = {});

@@ -255,6 +255,12 @@ TEST(Audio, NormalizeAndClipGuard) {
   auto raw = LoadAudio(path, Raw());
   ASSERT_TRUE(raw.ok());
   EXPECT_EQ(raw->samples, spike);
+  // The gain undoes both steps: samples / gain is the source's level (the no-speech check).
+  EXPECT_EQ(raw->gain, 1.0f);
+  EXPECT_NEAR(unguarded->samples[100] / unguarded->gain, 0.9f, 1e-5f);
+  EXPECT_NEAR(guarded->samples[100] / guarded->gain, 0.9f, 1e-5f);
+  EXPECT_NEAR(guarded->samples[200] / guarded->gain, -0.1f, 1e-6f);
+  EXPECT_LT(guarded->gain, unguarded->gain);
 }
 
 TEST(Audio, FlacOggMp3Decode) {

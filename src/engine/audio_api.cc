@@ -22,6 +22,7 @@ Audio FromInternal(audio::Audio&& in, const std::string& name) {
   out.source_rate = in.source_rate;
   out.source_channels = in.source_channels;
   out.offset_s = in.offset_s;
+  out.gain = in.gain;
   return out;
 }
 

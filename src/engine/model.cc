@@ -9,6 +9,7 @@
 
 #include "base/timer.h"
 #include "engine/model_impl.h"
+#include "engine/trained.h"
 #include "kernels/kernels.h"
 
 namespace tern {
@@ -103,6 +104,7 @@ Result<std::shared_ptr<const Model>> Model::Load(const ModelOptions& options) {
   info.context = c.context;
   info.head = head == vibeasr::HeadMode::kInt8 ? "int8" : "f16";
   info.isa = kernels::IsaName(isa);
+  TERN_ASSIGN_OR_RETURN(info.trained, engine::ReadTrainedWith(*impl->lm_file));
   info.load_ms = timer.ElapsedMs();
   return std::shared_ptr<const Model>(new Model(std::move(impl)));
 }

@@ -225,6 +225,11 @@ struct Encoder::Workspace {
 Encoder::Scratch::Scratch(size_t keep_bytes) : keep_bytes_(keep_bytes) {}
 Encoder::Scratch::~Scratch() = default;
 
+ThreadPool& Encoder::Scratch::BranchPool(int b, int threads) {
+  if (!pools_[b] || pools_[b]->size() != threads) pools_[b] = std::make_unique<ThreadPool>(threads);
+  return *pools_[b];
+}
+
 size_t Encoder::Scratch::bytes() const {
   size_t b = 0;
   for (const auto& w : ws_) b += w ? w->buffer.size() : 0;
@@ -390,10 +395,10 @@ Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
   std::optional<Result<Features>> out[2];
   EncoderTimings bt[2];
   if (nth >= 2 && both <= kParallelBudget) {
+    ThreadPool* sub[2] = {&scratch->BranchPool(0, share[0]), &scratch->BranchPool(1, share[1])};
     pool.Run([&](int tid, int) {
       if (tid > 1) return;
-      ThreadPool sub(share[tid]);
-      out[tid] = RunBranchIn(static_cast<Branch>(tid), samples, n, sub, nullptr, &bt[tid],
+      out[tid] = RunBranchIn(static_cast<Branch>(tid), samples, n, *sub[tid], nullptr, &bt[tid],
                              scratch->ws_[tid].get());
     });
   } else {

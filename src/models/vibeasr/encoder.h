@@ -62,21 +62,26 @@ class Encoder {
   // both branches at fault it is the acoustic branch's.
   static Result<std::unique_ptr<Encoder>> Load(const std::string& vae_gguf_path);
 
-  // Activation buffers a caller keeps between runs (a Session does): a run that fits the
-  // buffers of an earlier one reuses them instead of faulting fresh pages in (about 4% of
-  // a 3.5 s encode at 1 thread was page faults and page clearing). Buffers larger than
-  // `keep_bytes` in all are released after the run that needed them.
+  // What a caller keeps between runs (a Session does): the activation buffers, so that a
+  // run that fits the buffers of an earlier one reuses them instead of faulting fresh pages
+  // in, and the two branches' thread pools, so that their threads start once, not on every
+  // run. Buffers larger than `keep_bytes` in all are released after the run that needed
+  // them; the pools stay (idle workers sleep).
   static constexpr size_t kScratchKeepBytes = size_t{256} << 20;
   class Scratch {
    public:
     explicit Scratch(size_t keep_bytes = kScratchKeepBytes);
     ~Scratch();
-    size_t bytes() const;  // held now
+    size_t bytes() const;  // buffers held now
 
    private:
     friend class Encoder;
+    // The pool for branch b with `threads` threads, made on first use or when the size
+    // changes (a different outer pool).
+    ThreadPool& BranchPool(int b, int threads);
     size_t keep_bytes_;
-    std::unique_ptr<Workspace> ws_[2];  // one per branch running at the same time
+    std::unique_ptr<Workspace> ws_[2];       // one per branch running at the same time
+    std::unique_ptr<ThreadPool> pools_[2];  // likewise
   };
 
   // Both branches, summed. Errors on empty input. `scratch` may be null (buffers for this
