@@ -42,12 +42,17 @@ std::string LengthWarning(const ModelInfo& model, const TranscribeOptions& optio
   if (!model.trained.max_audio_seconds) return {};
   const double longest = *model.trained.max_audio_seconds;
   if (duration_s <= longest) return {};
-  if (options.chunk_seconds > 0 && options.chunk_seconds <= longest) return {};
+  // Pieces are cut in the second half of the limit, so a limit of about 0.6 of the longest
+  // clip gives pieces of 0.3-0.6 of it: one utterance each for a model trained on single
+  // utterances (the bundled model on twelve held-out sentences in a row: 9% WER at 4 s
+  // against 61% at 6 s, where pieces hold two sentences).
+  const double hint = std::max(1.0, std::round(0.6 * longest));
+  if (options.chunk_seconds > 0 && options.chunk_seconds <= hint) return {};
   char msg[320];
   std::snprintf(msg, sizeof msg,
                 "the audio is %.1f s long, and this model was trained on clips of at most "
                 "%.1f s: --chunk-seconds %.0f may transcribe it better",
-                duration_s, longest, std::max(1.0, std::floor(longest)));
+                duration_s, longest, hint);
   return msg;
 }
 

@@ -66,9 +66,11 @@ TEST(TrainedWith, DeclaredKeysDriveWarnings) {
   EXPECT_EQ(OptionWarnings(info, o).size(), 2u);
   // Longer audio than the longest training clip: a hint, unless pieces short enough are asked.
   EXPECT_EQ(LengthWarning(info, o, 6.0), "");
-  EXPECT_NE(LengthWarning(info, o, 20.0).find("--chunk-seconds 6"), std::string::npos);
-  o.chunk_seconds = 6;
+  EXPECT_NE(LengthWarning(info, o, 20.0).find("--chunk-seconds 4"), std::string::npos);
+  o.chunk_seconds = 4;
   EXPECT_EQ(LengthWarning(info, o, 20.0), "");
+  o.chunk_seconds = 6;  // two sentences to a piece
+  EXPECT_NE(LengthWarning(info, o, 20.0), "");
   o.chunk_seconds = 10;
   EXPECT_NE(LengthWarning(info, o, 20.0), "");
   // A model that declares it was trained with context keeps it.
