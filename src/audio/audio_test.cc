@@ -12,9 +12,12 @@
 
 #include "audio/normalize.h"
 #include "audio/resample.h"
+#include "base/test_util.h"
 
 namespace tern::audio {
 namespace {
+
+using testutil::Rms;
 
 namespace fs = std::filesystem;
 
@@ -79,12 +82,6 @@ std::vector<float> Sine(int rate, double hz, double amp, size_t n) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(amp * std::sin(2 * M_PI * hz * i / rate));
   return v;
-}
-
-double Rms(const std::vector<float>& x) {
-  double s = 0;
-  for (float v : x) s += static_cast<double>(v) * v;
-  return std::sqrt(s / x.size());
 }
 
 AudioOptions Raw() {

@@ -1,5 +1,6 @@
-// Test helpers for the kernel tests: buffers that fault on any over- or under-read, random
-// data, and the list of tables to check against the scalar oracle.
+// Kernel test fixtures: buffers that fault on any over- or under-read, random data, and the
+// list of tables to check against the scalar oracle. Helpers shared with the other layers'
+// tests are in base/test_util.h.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/test_util.h"
 #include "kernels/kernels.h"
 
 namespace tern::kernels::ktest {
@@ -76,8 +78,8 @@ void ForEachRequantEpilogue(int8_t* q, int64_t ldq, float c, float inv, const fl
       }
 }
 
-// The bit pattern of a float (bit-exact comparisons that also tell -0 from +0).
-uint32_t Bits(float f);
+// The bit pattern of a float, as every layer's tests compare them (base/test_util.h).
+using testutil::Bits;
 
 // Canonical I2_S bytes for a row-major matrix of codes (each 0..3).
 std::vector<uint8_t> EncodeI2s(const std::vector<uint8_t>& codes, int64_t k, int64_t n);

@@ -3,6 +3,7 @@
 // reference forward, and the int8 head's top-1 agreement with the F16 head.
 #include <gtest/gtest.h>
 
+#include "base/test_util.h"
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -14,6 +15,8 @@
 
 namespace tern::vibeasr {
 namespace {
+
+using testutil::ArgMax;
 
 using testing::Int8HeadBound;
 using testing::ReferenceDecoder;
@@ -36,10 +39,6 @@ class SynthDecoderTest : public ::testing::Test {
   static std::string* path_;
 };
 std::string* SynthDecoderTest::path_ = nullptr;
-
-int64_t Argmax(const std::vector<float>& v) {
-  return std::max_element(v.begin(), v.end()) - v.begin();
-}
 
 TEST_F(SynthDecoderTest, MatchesReferenceAndInt8HeadAgreesWithinItsBound) {
   auto file = gguf::File::Open(*path_);
@@ -86,7 +85,7 @@ TEST_F(SynthDecoderTest, MatchesReferenceAndInt8HeadAgreesWithinItsBound) {
     rms = std::sqrt(rms / want.size());
     max_ref_err = std::max(max_ref_err, ref_err / rms);
     ASSERT_LE(ref_err, 0.01 * rms) << "step " << step;
-    ASSERT_EQ(Argmax(la), Argmax(want)) << "step " << step;
+    ASSERT_EQ(ArgMax(la), ArgMax(want)) << "step " << step;
 
     // int8 vs F16 head: every logit within its bound; a different top-1 only where the F16
     // margin is inside the two candidates' bounds.
@@ -96,7 +95,7 @@ TEST_F(SynthDecoderTest, MatchesReferenceAndInt8HeadAgreesWithinItsBound) {
       max_err = std::max(max_err, e);
       ASSERT_LE(e, 1.1 * bound[r]) << "step " << step << " row " << r;
     }
-    const int64_t ta = Argmax(la), tb = Argmax(lb);
+    const int64_t ta = ArgMax(la), tb = ArgMax(lb);
     ++total;
     agree += ta == tb;
     if (ta != tb) {
