@@ -64,8 +64,7 @@ Result<std::shared_ptr<const Model>> Model::Load(const ModelOptions& options) {
       std::launch::async, [path = info.vae_path] { return vibeasr::Encoder::Load(path); });
 
   TERN_ASSIGN_OR_RETURN(impl->lm_file, gguf::File::Open(info.lm_path));
-  const vibeasr::HeadMode head = options.head == HeadPrecision::kInt8 ? vibeasr::HeadMode::kInt8
-                                                                      : vibeasr::HeadMode::kF16;
+  const HeadPrecision head = options.head;
   {
     // At most 8: packing is bound by memory long before that, and a container may report
     // far more CPUs than it may use.
@@ -101,7 +100,7 @@ Result<std::shared_ptr<const Model>> Model::Load(const ModelOptions& options) {
   info.kv_heads = c.kv_heads;
   info.ffn = c.ffn;
   info.context = c.context;
-  info.head = head == vibeasr::HeadMode::kInt8 ? "int8" : "f16";
+  info.head = head == HeadPrecision::kInt8 ? "int8" : "f16";
   info.isa = kernels::IsaName(isa);
   info.load_ms = timer.ElapsedMs();
   return std::shared_ptr<const Model>(new Model(std::move(impl)));

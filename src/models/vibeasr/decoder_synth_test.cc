@@ -44,8 +44,8 @@ TEST_F(SynthDecoderTest, MatchesReferenceAndInt8HeadAgreesWithinItsBound) {
   auto file = gguf::File::Open(*path_);
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   ThreadPool pool(2);
-  auto f16 = Decoder::Load(**file, HeadMode::kF16, &pool);
-  auto i8 = Decoder::Load(**file, HeadMode::kInt8, &pool);
+  auto f16 = Decoder::Load(**file, HeadPrecision::kF16, &pool);
+  auto i8 = Decoder::Load(**file, HeadPrecision::kInt8, &pool);
   ASSERT_TRUE(f16.ok()) << f16.status().ToString();
   ASSERT_TRUE(i8.ok()) << i8.status().ToString();
   const DecoderConfig& c = (*f16)->config();

@@ -59,7 +59,7 @@ struct Loaded {
   std::unique_ptr<Decoder> dec;
 };
 
-Loaded Load(const TinyLmSpec& spec, HeadMode mode = HeadMode::kF16) {
+Loaded Load(const TinyLmSpec& spec, HeadPrecision mode = HeadPrecision::kF16) {
   Loaded l;
   Result<TinyLm> lm = BuildTinyLm(spec);
   EXPECT_TRUE(lm.ok()) << lm.status().ToString();
@@ -158,7 +158,7 @@ TEST(DecoderTest, PrefillThenStepEqualsFullPrefill) {
 
 TEST(DecoderTest, IdenticalLogitsAtOneTwoAndFourThreads) {
   TinyLmSpec spec;
-  for (HeadMode mode : {HeadMode::kF16, HeadMode::kInt8}) {
+  for (HeadPrecision mode : {HeadPrecision::kF16, HeadPrecision::kInt8}) {
     Loaded l = Load(spec, mode);
     ASSERT_TRUE(l.dec);
     const Prompt p = MakePrompt(spec.hidden, spec.vocab, 20, 9, 7, 13);

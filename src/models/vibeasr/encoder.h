@@ -38,13 +38,12 @@
 #include "ops/i8s_matmul.h"
 #include "ops/i8s_tensor.h"
 #include "runtime/thread_pool.h"
+#include "tern/types.h"
 
 namespace tern::vibeasr {
 
-struct Features {
-  int64_t frames = 0, hidden = 0;
-  std::vector<float> data;  // frames x hidden, row-major
-};
+// Frames x hidden, row-major: the public type (tern/types.h), returned as it is.
+using tern::Features;
 
 struct EncoderTimings {
   double acoustic_ms = 0, semantic_ms = 0;
