@@ -56,10 +56,9 @@ Result<std::shared_ptr<const Model>> Model::Load(const ModelOptions& options) {
   // The encoder loads on a second thread (its two branches side by side) while this one
   // loads the decoder with a pool of every CPU (up to 8): both are mostly packing and first
   // touches of fresh memory, and independent. The decoder's share (opening the file, its
-  // vocabulary, ~330 MB of I2_S) outlasts the encoder's, so its pool gets every CPU too:
-  // on the 2-core machine the full-geometry load fell from 1.9-2.3 s to 1.1-1.2 s with
-  // that pool at 2 threads instead of 1 (README, Benchmarks). The future joins on every
-  // return path.
+  // vocabulary, ~330 MB of I2_S) outlasts the encoder's, so its pool gets every CPU too,
+  // even where the encoder's thread then shares a core. The future joins on every return
+  // path.
   std::future<Result<std::unique_ptr<vibeasr::Encoder>>> encoder = std::async(
       std::launch::async, [path = info.vae_path] { return vibeasr::Encoder::Load(path); });
 

@@ -37,7 +37,7 @@ class GuardedBuffer {
 // A typed guarded array of n elements, filled by the caller.
 template <typename T>
 struct Guarded {
-  explicit Guarded(size_t n) : buf(n * sizeof(T)), n(n) {}
+  explicit Guarded(size_t count) : buf(count * sizeof(T)), n(count) {}
   T* data() { return buf.as<T>(); }
   T& operator[](size_t i) { return data()[i]; }
   GuardedBuffer buf;

@@ -1,6 +1,6 @@
 // The VibeASR text decoder: Qwen2 with ternary (I2_S) projections (spec 4).
 //
-// Decoder is immutable after Load and may be shared by many DecoderStates (one per session).
+// Decoder is immutable after Load and may be shared by many DecoderStates (one per Session).
 // DecoderState owns the F16 KV cache and the scratch buffers of one sequence.
 //
 // Per layer, for a batch of rows x (spec 4.2):

@@ -260,7 +260,7 @@ TEST(DecoderTest, ResetStartsAFreshSequence) {
 }
 
 // A state rewound to the rows two sequences share and prefilled with the rest of the second
-// gives the second's logits bit for bit: the session reuses the prompt's fixed head this way.
+// gives the second's logits bit for bit: a Session reuses the prompt's fixed head this way.
 TEST(DecoderTest, RewindThenPrefillEqualsAFreshPrefill) {
   TinyLmSpec spec;
   Loaded l = Load(spec);
