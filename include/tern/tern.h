@@ -26,15 +26,13 @@
 #include <vector>
 
 #include "tern/status.h"
+#include "tern/types.h"
 
 namespace tern {
 
 // ---- Model -----------------------------------------------------------------------------
 
-enum class HeadPrecision {
-  kF16,   // the output head as stored (F16)
-  kInt8,  // quantized once at load to per-channel int8 (W8A8): half the bytes per token
-};
+// HeadPrecision: tern/types.h.
 Result<HeadPrecision> HeadPrecisionFromName(std::string_view name);  // f16|int8
 
 struct ModelOptions {
@@ -82,32 +80,7 @@ class Model {
   std::unique_ptr<Impl> impl_;
 };
 
-// ---- Audio -----------------------------------------------------------------------------
-
-struct AudioOptions {
-  bool normalize = true;      // RMS-normalize to -25 dBFS (as VibeVoice's processor does)
-  bool clip_guard = true;     // then divide by max|x| when it exceeds 1
-  double max_seconds = 3 * 3600.0;  // longer input is an error naming this limit
-  // An excerpt [offset_s, offset_s + duration_s) of the source (duration 0: to the end), cut
-  // before normalization; the transcript's times still count from the source's start.
-  double offset_s = 0;
-  double duration_s = 0;
-
-  Status Validate() const;
-};
-
-// Mono float samples at 24 kHz, the rate the model consumes.
-struct Audio {
-  std::string name;           // path or caller-given name, for messages
-  std::vector<float> samples;
-  int source_rate = 0;
-  int source_channels = 0;
-  double offset_s = 0;        // where samples[0] lies in the source, seconds
-  // What normalization multiplied the source by (1: none, or samples made by the caller):
-  // samples / gain is the source's level, which the no-speech check measures.
-  float gain = 1.0f;
-  double duration_s() const { return static_cast<double>(samples.size()) / 24000.0; }
-};
+// ---- Audio (AudioOptions and Audio: tern/types.h) ----------------------------------------
 
 // Decodes WAV, FLAC, OGG/Vorbis or MP3, mixes to mono, resamples to 24 kHz, normalizes.
 Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options = {});
@@ -136,7 +109,7 @@ struct DecodingOptions {
   // synthetic checkpoints that would stop at random).
   bool ignore_eos = false;
   // Record each generated token's log-probability (Transcript::token_logprobs): one more
-  // pass over the vocabulary per token (~0.5 ms at 151 936 entries).
+  // pass over the vocabulary per token.
   bool logprobs = false;
   // Words to favour (names, jargon): each token that begins or continues one of them gets
   // hotword_boost added to its logit once the model's own reply header is written.
@@ -231,12 +204,6 @@ struct Transcript {
   std::string head;                 // "f16" or "int8"
   std::string isa;
   int threads = 0;
-};
-
-// Features from the encoder: frames x hidden, row-major (the sum of both branches).
-struct Features {
-  int64_t frames = 0, hidden = 0;
-  std::vector<float> data;
 };
 
 class Session {

@@ -76,7 +76,7 @@ float Rms(const std::vector<float>& x) {
 }
 
 Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
-                     const AudioOptions& options) {
+                     const AudioOptions& options, Resampler resampler) {
   const char* n = name.c_str();
   if (info.channels < 1 || info.channels > kMaxChannels) {
     return UnsupportedError("%s: %d channels; tern reads 1 to %d", n, info.channels, kMaxChannels);
@@ -102,7 +102,7 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
   TERN_RETURN_IF_ERROR(CheckWavTruncation(f, info, name));
 
   const bool passthrough = rate == kTargetRate;
-  const bool linear = options.resampler == Resampler::kLinear;
+  const bool linear = resampler == Resampler::kLinear;
   std::unique_ptr<SoxrResampler> soxr;
   if (!passthrough && !linear) {
     TERN_ASSIGN_OR_RETURN(soxr, SoxrResampler::Create(rate, kTargetRate));
@@ -198,7 +198,7 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
     // no-speech check asks how loud the source was.
     if (before > 0) out.gain = Rms(out.samples) / before;
   }
-  out.duration_s = static_cast<double>(out.samples.size()) / kTargetRate;
+  out.name = name;
   return out;
 }
 
@@ -218,22 +218,8 @@ Status OpenError(const std::string& name) {
 
 }  // namespace
 
-Status AudioOptions::Validate() const {
-  if (!(max_seconds > 0) || !std::isfinite(max_seconds)) {
-    return InvalidArgumentError("max audio seconds must be a positive number, got %g", max_seconds);
-  }
-  if (max_seconds > 1e7) {  // ~115 days: far past memory; rejects typos like 1e12
-    return InvalidArgumentError("max audio seconds %g is absurd (limit 1e7)", max_seconds);
-  }
-  if (!(offset_s >= 0 && offset_s <= 1e7))
-    return InvalidArgumentError("--offset must be in [0, 1e7] seconds, got %g", offset_s);
-  if (!(duration_s >= 0 && duration_s <= 1e7))
-    return InvalidArgumentError("--duration must be in [0, 1e7] seconds (0: to the end), got %g",
-                                duration_s);
-  return Status::Ok();
-}
-
-Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options) {
+Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options,
+                        Resampler resampler) {
   TERN_RETURN_IF_ERROR(options.Validate());
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
@@ -250,11 +236,11 @@ Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options) {
     f.reset(sf_open(path.c_str(), SFM_READ, &info));
     if (!f) return OpenError(path);
   }
-  return Decode(f.get(), info, path, options);
+  return Decode(f.get(), info, path, options, resampler);
 }
 
 Result<Audio> LoadAudioFromMemory(const void* data, size_t size, const std::string& name,
-                                  const AudioOptions& options) {
+                                  const AudioOptions& options, Resampler resampler) {
   TERN_RETURN_IF_ERROR(options.Validate());
   if (size == 0) return FormatError("%s: no bytes (empty input)", name.c_str());
   SF_VIRTUAL_IO io{MemLength, MemSeek, MemRead, MemWrite, MemTell};
@@ -266,7 +252,27 @@ Result<Audio> LoadAudioFromMemory(const void* data, size_t size, const std::stri
     f.reset(sf_open_virtual(&io, SFM_READ, &info, &m));
     if (!f) return OpenError(name);
   }
-  return Decode(f.get(), info, name, options);
+  return Decode(f.get(), info, name, options, resampler);
 }
 
 }  // namespace tern::audio
+
+namespace tern {
+
+// The public AudioOptions' rules live with the loader that reads them.
+Status AudioOptions::Validate() const {
+  if (!(max_seconds > 0) || !std::isfinite(max_seconds)) {
+    return InvalidArgumentError("max audio seconds must be a positive number, got %g", max_seconds);
+  }
+  if (max_seconds > 1e7) {  // ~115 days: far past memory; rejects typos like 1e12
+    return InvalidArgumentError("max audio seconds %g is absurd (limit 1e7)", max_seconds);
+  }
+  if (!(offset_s >= 0 && offset_s <= 1e7))
+    return InvalidArgumentError("--offset must be in [0, 1e7] seconds, got %g", offset_s);
+  if (!(duration_s >= 0 && duration_s <= 1e7))
+    return InvalidArgumentError("--duration must be in [0, 1e7] seconds (0: to the end), got %g",
+                                duration_s);
+  return Status::Ok();
+}
+
+}  // namespace tern

@@ -84,14 +84,8 @@ int Session::threads() const { return impl_->pool.size(); }
 
 Result<Features> Session::Encode(const Audio& audio) {
   if (audio.samples.empty()) return InvalidArgumentError("%s: no audio samples", audio.name.c_str());
-  TERN_ASSIGN_OR_RETURN(vibeasr::Features f,
-                        impl_->m().encoder->Run(audio.samples.data(), audio.samples.size(),
-                                                impl_->pool, nullptr, &impl_->encoder_scratch));
-  Features out;
-  out.frames = f.frames;
-  out.hidden = f.hidden;
-  out.data = std::move(f.data);
-  return out;
+  return impl_->m().encoder->Run(audio.samples.data(), audio.samples.size(), impl_->pool,
+                                 nullptr, &impl_->encoder_scratch);
 }
 
 Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
@@ -112,7 +106,7 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
   // 1. Encoder: frames x hidden speech features.
   vibeasr::EncoderTimings et;
   Timer timer;
-  TERN_ASSIGN_OR_RETURN(vibeasr::Features feats,
+  TERN_ASSIGN_OR_RETURN(Features feats,
                         m.encoder->Run(x, static_cast<size_t>(n), pool, &et, &encoder_scratch));
   t.metrics.encoder_ms = timer.ElapsedMs();
   t.metrics.stages = et.stages;

@@ -90,7 +90,7 @@ Status EncodeOne(const Flags& f, const std::string& input, const vibeasr::Encode
     std::fprintf(stderr,
                  "%s: %.2f s of audio -> %lld frames x %lld; load %.0f ms, encode %.1f ms "
                  "(acoustic %.1f, semantic %.1f) at %d thread(s); peak RSS %.0f MB\n",
-                 input.c_str(), audio.duration_s, static_cast<long long>(feats.frames),
+                 input.c_str(), audio.duration_s(), static_cast<long long>(feats.frames),
                  static_cast<long long>(feats.hidden), load_ms, run_ms, timings.acoustic_ms,
                  timings.semantic_ms, f.threads, static_cast<double>(PeakRssBytes()) / 1e6);
   }
