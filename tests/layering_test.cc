@@ -83,7 +83,7 @@ const std::map<std::string, std::set<std::string>>& ThirdPartyOwners() {
       {"soxr.h", {"audio"}},
       {"pcre2.h", {"text"}},
       {"CLI/", {"tools"}},
-      {"httplib.h", {"tools"}},
+      {"boost/", {"tools"}},
   };
   return m;
 }
