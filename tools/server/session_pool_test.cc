@@ -57,14 +57,16 @@ TEST(SessionPool, SessionsAreDistinct) {
   std::mutex mu;
   std::set<Session*> seen;
   std::atomic<int> arrived{0};
+  std::atomic<bool> release{false};
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(pool.Submit([&](Session& s) {
       { std::lock_guard<std::mutex> l(mu); seen.insert(&s); }
       ++arrived;
-      while (arrived < 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      while (arrived < 3 || !release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }).ok());
   }
   EXPECT_FALSE(pool.Submit([](Session&) {}).ok());  // no wait list: refused while all run
+  release = true;
   WaitFor([&] { return pool.running() == 0; });
   EXPECT_EQ(seen.size(), 3u);
 }
