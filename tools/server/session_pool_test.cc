@@ -67,7 +67,7 @@ TEST(SessionPool, SessionsAreDistinct) {
   }
   EXPECT_FALSE(pool.Submit([](Session&) {}).ok());  // no wait list: refused while all run
   release = true;
-  WaitFor([&] { return pool.running() == 0; });
+  WaitFor([&] { return arrived == 3 && pool.running() == 0; });
   EXPECT_EQ(seen.size(), 3u);
 }
 
