@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -89,6 +91,17 @@ class Server {
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
   std::string Log() const { return ReadAll(log_path_); }
+  // The log once it contains `needle` (a line is written just after the socket closes), or
+  // as it is after `timeout_s`.
+  std::string LogWith(const std::string& needle, double timeout_s = 2) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string log = Log();
+    while (log.find(needle) == std::string::npos && Seconds(t0) < timeout_s) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      log = Log();
+    }
+    return log;
+  }
   // SIGTERM; the exit status (0 for a clean stop), -1 if it did not exit within `limit_s`
   // (then it is killed).
   int Stop(double limit_s = 60) {
@@ -264,5 +277,26 @@ class RawConn {
  private:
   int fd_ = -1;
 };
+
+}  // namespace tern::testing
+
+namespace tern::testing {
+
+// A mono WAV of `clip` (24 kHz samples) repeated `repeats` times, at 24000 / `decimate` Hz
+// in unsigned 8-bit PCM: long audio in few bytes, for requests that keep a session busy.
+inline std::string LongWav(const std::vector<float>& clip, int repeats, int decimate = 3) {
+  std::string data;
+  for (int r = 0; r < repeats; ++r)
+    for (size_t i = 0; i < clip.size(); i += static_cast<size_t>(decimate)) {
+      const float x = std::max(-1.0f, std::min(1.0f, clip[i]));
+      data.push_back(static_cast<char>(static_cast<uint8_t>(128 + static_cast<int>(x * 127))));
+    }
+  auto u32 = [](uint32_t v) { return std::string{char(v), char(v >> 8), char(v >> 16), char(v >> 24)}; };
+  auto u16 = [](uint16_t v) { return std::string{char(v), char(v >> 8)}; };
+  const uint32_t rate = 24000u / static_cast<uint32_t>(decimate);
+  return "RIFF" + u32(36 + static_cast<uint32_t>(data.size())) + "WAVEfmt " + u32(16) + u16(1) +
+         u16(1) + u32(rate) + u32(rate) + u16(1) + u16(8) + "data" +
+         u32(static_cast<uint32_t>(data.size())) + data;
+}
 
 }  // namespace tern::testing
