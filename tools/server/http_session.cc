@@ -1,6 +1,9 @@
 #include "http_session.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <sstream>
 
 #include <boost/asio/dispatch.hpp>
@@ -237,23 +240,29 @@ void HttpSession::WatchPeer() {
 
 void HttpSession::OnPeerReadable(beast::error_code ec, uint64_t generation) {
   if (generation != watch_generation_ || state_ != State::kBusy || !job_) return;
-  beast::error_code e;
-  const size_t available = ec ? 0 : stream_.socket().available(e);
-  if (ec || e || available == 0) {
+  // Readiness may be reported without data (a wake-up for an edge already consumed): only
+  // a peek that sees the end of the stream, or an error, means the client has gone.
+  char byte;
+  const ssize_t n = ec ? -1 : ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0 && !ec && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return WatchPeer();
+  if (n <= 0) {
     job_->gone = true;
     job_->cancel = true;
     entry_.note = "the client went away: transcription cancelled";
     return;
   }
-  if (buffer_.size() >= kReadAhead) return;  // enough read ahead: stop watching
-  const size_t n = stream_.socket().read_some(
-      buffer_.prepare(std::min(available, kReadAhead - buffer_.size())), e);
+  // The next pipelined request: keep it for later, up to kReadAhead, then stop watching.
+  if (buffer_.size() >= kReadAhead) return;
+  beast::error_code e;
+  const size_t available = stream_.socket().available(e);
+  const size_t got = e ? 0 : stream_.socket().read_some(
+      buffer_.prepare(std::max<size_t>(1, std::min(available, kReadAhead - buffer_.size()))), e);
   if (e) {
     job_->gone = true;
     job_->cancel = true;
     return;
   }
-  buffer_.commit(n);
+  buffer_.commit(got);
   WatchPeer();
 }
 
@@ -271,7 +280,10 @@ void HttpSession::FinishJob(Outcome out) {
   if (out.streamed) {
     SendChunk("");  // the last chunk
     done_after_write_ = true;
-    if (!writing_) RequestDone(), WaitForRequest();
+    if (!writing_) {  // nothing left to write (HTTP/1.0)
+      RequestDone();
+      WaitForRequest();
+    }
     return;
   }
   Respond(std::move(out.reply));
@@ -286,9 +298,11 @@ void HttpSession::AddCors(std::string* head) const {
 void HttpSession::BeginStream() {
   if (state_ == State::kClosed) return;
   entry_.status = 200;
-  std::string head =
-      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-      "Transfer-Encoding: chunked\r\n";
+  // HTTP/1.0 has no chunked encoding: the body ends where the connection does.
+  chunked_ = parser_->get().version() >= 11;
+  if (!chunked_) keep_alive_ = false;
+  std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n";
+  if (chunked_) head += "Transfer-Encoding: chunked\r\n";
   AddCors(&head);
   if (!keep_alive_) head += "Connection: close\r\n";
   Send(head + "\r\n");
@@ -296,9 +310,13 @@ void HttpSession::BeginStream() {
 
 void HttpSession::SendChunk(const std::string& data) {
   if (state_ == State::kClosed) return;
+  entry_.bytes += data.size();
+  if (!chunked_) {
+    if (!data.empty()) Send(data);
+    return;
+  }
   char size[32];
   std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-  entry_.bytes += data.size();
   Send(size + data + "\r\n");
 }
 

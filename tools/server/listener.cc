@@ -23,7 +23,7 @@ struct Listener::Impl {
     acceptor.async_accept(net::make_strand(ioc), [this](boost::system::error_code ec, tcp::socket socket) {
       if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
       if (!ec) {
-        if (ctx.connections.load() >= ctx.limits.max_connections) Refuse(std::move(socket));
+        if (ctx.connections.load() >= ctx.limits.max_connections) Refuse(std::move(socket), *ctx.log);
         else std::make_shared<HttpSession>(std::move(socket), ctx)->Start();
       }
       Accept();
@@ -32,7 +32,7 @@ struct Listener::Impl {
 
   // Over --max-connections: one small write into the empty send buffer of a fresh socket
   // (it cannot block), then close, so the refusal costs no thread and no waiting.
-  static void Refuse(tcp::socket socket) {
+  static void Refuse(tcp::socket socket, AccessLog& log) {
     static const std::string kBusy = [] {
       const std::string body =
           R"({"error":{"message":"the server has --max-connections connections open; retry )"
@@ -43,6 +43,12 @@ struct Listener::Impl {
     }();
     ::send(socket.native_handle(), kBusy.data(), kBusy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     boost::system::error_code ec;
+    LogEntry e;
+    const tcp::endpoint peer = socket.remote_endpoint(ec);
+    if (!ec) e.peer = peer.address().to_string() + ":" + std::to_string(peer.port());
+    e.status = 503;
+    e.note = "over --max-connections";
+    log.Request(e);
     socket.shutdown(tcp::socket::shutdown_send, ec);
     socket.close(ec);
   }
