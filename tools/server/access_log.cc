@@ -50,6 +50,7 @@ AccessLog::~AccessLog() {
   if (reader_.joinable()) reader_.join();
   close(pipe_read_);
   close(saved_fd_);
+  if (out_ != stderr) std::fclose(out_);
 }
 
 bool AccessLog::CaptureStderr() {
