@@ -183,6 +183,9 @@ TEST(Server, BadRequestsGetJsonErrorsNamingTheField) {
          400, "response_format", "is not json, text");
   Form odd = {{"file", "RIFF", "\xc3(.wav", "audio/wav"}};
   expect(PostForm(srv.port(), odd), 400, "file", "not a readable audio file");
+  Form two = ClipForm("008.wav", {});
+  two.push_back(two.front());
+  expect(PostForm(srv.port(), two), 400, "file", "'file' is given twice");
   auto g = Get(srv.port(), "/v2/nothing");
   ASSERT_TRUE(g);
   EXPECT_EQ(g->status, 404);

@@ -272,7 +272,7 @@ void HttpSession::FinishJob(Outcome out) {
   job_.reset();
   entry_.audio_seconds = out.audio_seconds;
   if (!out.note.empty() && entry_.note.empty()) entry_.note = out.note;
-  if (gone) {
+  if (gone || state_ == State::kClosed) {
     entry_.status = out.streamed ? 200 : 499;  // 499: the client closed first (nginx's code)
     RequestDone();
     return Close();
