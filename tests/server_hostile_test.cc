@@ -276,6 +276,42 @@ TEST(ServerHostile, WaitingRequestsHoldNoDecodedAudio) {
   EXPECT_EQ(status, 200);
 }
 
+// --max-uploads-mb bounds the bodies held at once across connections: with one 6.9 MB upload
+// being transcribed, a second is refused (503) before its body is read, a small one still
+// gets in, and the budget comes back when the first is done.
+TEST(ServerHostile, UploadBytesAreBounded) {
+  Server srv({"--max-uploads-mb", "10", "--max-upload-mb", "8", "--sessions", "1"});
+  ASSERT_GT(srv.port(), 0);
+  const std::string boundary = "upl0ad";
+  const std::string big = RawPost(
+      MultipartBody({{"file", LongUpload(5), "long.wav", "audio/wav"},
+                     {"chunking_strategy", "auto", "", ""}, {"response_format", "text", "", ""}},
+                    boundary),
+      boundary);
+  ASSERT_GT(big.size(), size_t{6} << 20);
+  RawConn first(srv.port());
+  ASSERT_TRUE(first.Send(big));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  RawConn second(srv.port());
+  second.Send(big.substr(0, 4096));  // its header: refused before the body
+  const std::string refused = second.ReadUntilClose(3.0);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+  EXPECT_NE(refused.find("--max-uploads-mb"), std::string::npos) << refused;
+  auto small = PostForm(srv.port(), ClipForm("008.wav", {{"response_format", "text"}}));
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->status, 200) << small->body;
+  first.Close();  // cancelled: its body and its share of the budget are freed
+  const auto t0 = Clock::now();
+  bool accepted = false;
+  while (Seconds(t0) < 10 && !accepted) {
+    RawConn again(srv.port());
+    again.Send(big);
+    // A refusal comes at once; an accepted upload is being transcribed (then hung up on).
+    accepted = again.ReadUntilClose(1.0).rfind("HTTP/1.1 503", 0) != 0;
+  }
+  EXPECT_TRUE(accepted);
+}
+
 // SIGTERM while one client trickles bytes: stops accepting and exits 0 within the grace
 // plus a second.
 TEST(ServerHostile, SigtermWithATricklingClient) {

@@ -11,6 +11,7 @@ namespace tern::server {
 struct Limits {
   size_t max_header_bytes = 16 * 1024;  // request line + headers; beyond: 431, closed
   double max_upload_mb = 100;           // request body; beyond: 413, closed
+  double max_uploads_mb = 1024;         // bodies held at once, all requests; beyond: 503
   double read_timeout_s = 30;           // a whole request, from its first byte; beyond: 408
   double idle_timeout_s = 10;           // keep-alive: wait for the next request's first byte
   double write_timeout_s = 30;          // each response write (a stream: each event)
@@ -19,6 +20,7 @@ struct Limits {
   int io_threads = 2;                   // threads reading and writing connections
 
   size_t max_body_bytes() const { return static_cast<size_t>(max_upload_mb * 1024 * 1024); }
+  size_t max_bodies_bytes() const { return static_cast<size_t>(max_uploads_mb * 1024 * 1024); }
   Status Validate() const;
 };
 

@@ -124,6 +124,13 @@ void HttpSession::OnHeader(beast::error_code ec) {
     return Respond(JsonError(401, "missing or wrong API key (Authorization: Bearer <key>)"));
   }
   if (parser_->is_done()) return Dispatch();
+  const auto length = parser_->content_length();
+  upload_ = ctx_.uploads->Take(length ? static_cast<size_t>(*length) : ctx_.limits.max_body_bytes());
+  if (!upload_) {
+    keep_alive_ = false;
+    linger_ = true;
+    return Respond(JsonError(503, "the server holds --max-uploads-mb of request bodies already; retry later"));
+  }
   if (beast::iequals(req[http::field::expect], "100-continue")) {
     // curl and others wait for this before sending a large body.
     Send("HTTP/1.1 100 Continue\r\n\r\n");
@@ -206,8 +213,8 @@ void HttpSession::StartTranscription() {
   job_ = std::make_shared<Job>();
   state_ = State::kBusy;
   const bool stream = r->stream;
-  auto work = [self = shared_from_this(), job = job_, body, request = std::move(*r), stream](
-                  Session& session) {
+  auto work = [self = shared_from_this(), job = job_, body, upload = upload_,
+               request = std::move(*r), stream](Session& session) {
     const auto executor = self->stream_.get_executor();
     StreamSink sink;
     sink.begin = [&] { net::post(executor, [self] { self->BeginStream(); }); };
@@ -375,6 +382,8 @@ void HttpSession::DoWrite() {
 
 void HttpSession::RequestDone() {
   done_after_write_ = false;
+  upload_.reset();  // a job still running keeps its own share until it ends
+  parser_.reset();  // and the body with it
   entry_.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started_)
                   .count();
   if (entry_.status == 0) entry_.status = 400;

@@ -30,6 +30,28 @@ namespace tern::server {
 
 class HttpSession;
 
+// The request bodies held at once, across connections (--max-uploads-mb): each request
+// reserves its Content-Length (or --max-upload-mb when chunked) before its body is read,
+// and gives it back when the body is freed (its transcription done).
+class UploadBudget {
+ public:
+  explicit UploadBudget(size_t limit) : limit_(limit) {}
+  // A reservation of n bytes, or null when it does not fit.
+  std::shared_ptr<void> Take(size_t n) {
+    size_t used = used_.load();
+    do {
+      if (used + n > limit_) return nullptr;
+    } while (!used_.compare_exchange_weak(used, used + n));
+    // (non-null, owning nothing: the deleter only gives the bytes back)
+    return std::shared_ptr<void>(static_cast<void*>(this), [this, n](void*) { used_ -= n; });
+  }
+  size_t used() const { return used_.load(); }
+
+ private:
+  const size_t limit_;
+  std::atomic<size_t> used_{0};
+};
+
 // What every connection shares.
 struct ServerContext {
   Limits limits;
@@ -39,6 +61,7 @@ struct ServerContext {
   AccessLog* log = nullptr;
   std::atomic<bool> draining{false};  // SIGTERM: finish what is in flight, take nothing new
   std::atomic<int> connections{0};
+  std::unique_ptr<UploadBudget> uploads;
 
   // The open connections, for shutdown.
   std::mutex mu;
@@ -100,6 +123,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool done_after_write_ = false;
   uint64_t watch_generation_ = 0;
   std::shared_ptr<Job> job_;
+  std::shared_ptr<void> upload_;  // this request's share of the UploadBudget
   LogEntry entry_;
   std::chrono::steady_clock::time_point started_;
 };

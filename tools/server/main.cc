@@ -30,6 +30,9 @@ Status Limits::Validate() const {
     return InvalidArgumentError("--max-header-bytes must be in [1024, 1048576], got %zu", max_header_bytes);
   if (!(max_upload_mb > 0 && max_upload_mb <= 4096))
     return InvalidArgumentError("--max-upload-mb must be in (0, 4096], got %g", max_upload_mb);
+  if (!(max_uploads_mb >= max_upload_mb && max_uploads_mb <= 1024 * 1024))
+    return InvalidArgumentError("--max-uploads-mb must be in [--max-upload-mb, 1048576], got %g",
+                                max_uploads_mb);
   if (!(read_timeout_s > 0 && read_timeout_s <= 3600))
     return InvalidArgumentError("--read-timeout must be in (0, 3600] seconds, got %g", read_timeout_s);
   if (!(idle_timeout_s > 0 && idle_timeout_s <= 3600))
@@ -92,6 +95,7 @@ tern::Status Serve(Flags& f) {
   ctx.config = f.config;
   ctx.cors_origin = f.cors_origin;
   ctx.log = &log;
+  ctx.uploads = std::make_unique<tern::server::UploadBudget>(f.limits.max_bodies_bytes());
   auto pool = std::make_unique<tern::server::SessionPool>(model, f.sessions, threads, f.max_waiting);
   ctx.pool = pool.get();
   auto listener = std::make_unique<tern::server::Listener>(ctx);
@@ -136,6 +140,8 @@ int main(int argc, char** argv) {
   app.add_option("-t,--threads", f.threads, "threads per session (default: cores / sessions)");
   app.add_option("--max-waiting", f.max_waiting, "requests that may wait for a session")->capture_default_str();
   app.add_option("--max-upload-mb", f.limits.max_upload_mb, "largest request body")->capture_default_str();
+  app.add_option("--max-uploads-mb", f.limits.max_uploads_mb,
+                 "request bodies held at once, all connections (beyond: 503)")->capture_default_str();
   app.add_option("--max-header-bytes", f.limits.max_header_bytes, "largest request line + headers")
       ->capture_default_str();
   app.add_option("--read-timeout", f.limits.read_timeout_s,
