@@ -4,7 +4,7 @@
 // Oracles beyond "no crash, no sanitizer report":
 //   * every tensor's bytes [data, data + n_bytes) are read (ASan checks they are in the input);
 //   * a parsed file rewritten to the other type-id numbering still parses, with the same
-//     tensors (what `tern convert` relies on).
+//     tensors (what `tern-dev convert` relies on).
 #include <cstdint>
 #include <cstdlib>
 #include <string>

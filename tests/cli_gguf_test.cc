@@ -1,5 +1,5 @@
-// End-to-end tests of `tern inspect` and `tern convert`: files made with the Writer, the
-// built binary (TERN_BINARY) run through the shell, outputs and bytes checked.
+// End-to-end tests of `tern-dev inspect` and `tern-dev convert`: files made with the Writer,
+// the built binary (TERN_DEV_BINARY) run through the shell, outputs and bytes checked.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,8 +12,8 @@
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
 
-#ifndef TERN_BINARY
-#error "TERN_BINARY must name the tern executable"
+#ifndef TERN_DEV_BINARY
+#error "TERN_DEV_BINARY must name the tern-dev executable"
 #endif
 
 namespace tern {
@@ -25,10 +25,11 @@ struct CmdRun {
   std::string err;  // stderr
 };
 
-// Runs `tern ARGS` (ARGS already shell-quoted where needed).
-CmdRun Tern(const std::string& args) {
+// Runs `tern-dev ARGS` (ARGS already shell-quoted where needed).
+CmdRun TernDev(const std::string& args) {
   const std::string err_path = ::testing::TempDir() + "/cli_gguf_err_" + std::to_string(getpid());
-  const std::string cmd = std::string("'") + TERN_BINARY + "' " + args + " 2>'" + err_path + "'";
+  const std::string cmd =
+      std::string("'") + TERN_DEV_BINARY + "' " + args + " 2>'" + err_path + "'";
   CmdRun r;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
@@ -71,7 +72,7 @@ class CliGguf : public ::testing::Test {
 };
 
 TEST_F(CliGguf, InspectPrintsHeaderKvAndTensors) {
-  CmdRun r = Tern("inspect " + Q(path_));
+  CmdRun r = TernDev("inspect " + Q(path_));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Has(r.out, "architecture: qwen2")) << r.out;
   EXPECT_TRUE(Has(r.out, "version:      3")) << r.out;
@@ -89,7 +90,7 @@ TEST_F(CliGguf, InspectPrintsHeaderKvAndTensors) {
 }
 
 TEST_F(CliGguf, InspectErrors) {
-  CmdRun missing = Tern("inspect " + Q(dir_ + "/nope.gguf"));
+  CmdRun missing = TernDev("inspect " + Q(dir_ + "/nope.gguf"));
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_TRUE(Has(missing.err, "nope.gguf")) << missing.err;
   EXPECT_TRUE(missing.out.empty());
@@ -97,29 +98,54 @@ TEST_F(CliGguf, InspectErrors) {
   auto image = ReadFileToString(path_);
   ASSERT_TRUE(image.ok());
   ASSERT_TRUE(WriteStringToFile(bad, image->substr(0, 100)).ok());
-  CmdRun trunc = Tern("inspect " + Q(bad));
+  CmdRun trunc = TernDev("inspect " + Q(bad));
   EXPECT_EQ(trunc.exit_code, 1);
   EXPECT_TRUE(Has(trunc.err, "bad.gguf: offset ")) << trunc.err;
-  EXPECT_EQ(Tern("inspect").exit_code, 2);
-  EXPECT_EQ(Tern("inspect " + Q(path_) + " --bogus").exit_code, 2);
-  EXPECT_EQ(Tern("inspect --help").exit_code, 0);
+  EXPECT_EQ(TernDev("inspect").exit_code, 2);
+  EXPECT_EQ(TernDev("inspect " + Q(path_) + " --bogus").exit_code, 2);
+  EXPECT_EQ(TernDev("inspect --help").exit_code, 0);
+}
+
+// Several files: each printed in turn, as it would be alone, a blank line between; one that
+// cannot be read is reported by name and the others are still printed (exit 1).
+TEST_F(CliGguf, InspectSeveralFiles) {
+  const std::string second = dir_ + "/second.gguf";
+  gguf::Writer w(gguf::TypeIds::kRemapped);
+  w.SetString("general.architecture", "vibeasr-vae");
+  std::vector<uint8_t> f32(8);
+  ASSERT_TRUE(w.AddTensor("enc.norm.weight", DType::kF32, {2}, f32).ok());
+  ASSERT_TRUE(w.WriteTo(second).ok());
+  CmdRun one = TernDev("inspect " + Q(path_));
+  CmdRun other = TernDev("inspect " + Q(second));
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  CmdRun both = TernDev("inspect " + Q(path_) + " " + Q(second));
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_EQ(both.out, one.out + "\n" + other.out);
+  EXPECT_TRUE(Has(both.out, "architecture: vibeasr-vae")) << both.out;
+
+  CmdRun partial = TernDev("inspect " + Q(path_) + " " + Q(dir_ + "/nope.gguf") + " " + Q(second));
+  EXPECT_EQ(partial.exit_code, 1);
+  EXPECT_EQ(partial.out, one.out + "\n" + other.out);
+  EXPECT_TRUE(Has(partial.err, "nope.gguf")) << partial.err;
+  EXPECT_TRUE(Has(partial.err, "1 of 3 inputs failed")) << partial.err;
 }
 
 TEST_F(CliGguf, ConvertListAndCheck) {
-  CmdRun list = Tern("convert --input " + Q(path_) + " --list");
+  CmdRun list = TernDev("convert --input " + Q(path_) + " --list");
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_TRUE(Has(list.out, "blk.0.attn_q.weight\tI2_S\t36\tpublished")) << list.out;
   EXPECT_TRUE(Has(list.out, "enc.fc1.weight\tI8_S\t37\tpublished")) << list.out;
   EXPECT_FALSE(Has(list.out, "output_norm")) << list.out;
   EXPECT_TRUE(Has(list.out, "2 I2_S/I8_S tensors: 2 with published ids, 0 with remapped ids"));
   // Default target is remapped: a published file needs conversion.
-  EXPECT_EQ(Tern("convert --input " + Q(path_) + " --check").exit_code, 3);
-  EXPECT_EQ(Tern("convert --input " + Q(path_) + " --check --ids published").exit_code, 0);
+  EXPECT_EQ(TernDev("convert --input " + Q(path_) + " --check").exit_code, 3);
+  EXPECT_EQ(TernDev("convert --input " + Q(path_) + " --check --ids published").exit_code, 0);
 }
 
 TEST_F(CliGguf, ConvertChangesOnlyTypeFields) {
   const std::string out = dir_ + "/remapped.gguf";
-  CmdRun r = Tern("convert --input " + Q(path_) + " --output " + Q(out));
+  CmdRun r = TernDev("convert --input " + Q(path_) + " --output " + Q(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Has(r.out, "2 type fields rewritten")) << r.out;
   auto a = ReadFileToString(path_);
@@ -153,22 +179,22 @@ TEST_F(CliGguf, ConvertChangesOnlyTypeFields) {
     EXPECT_EQ(std::memcmp(ta.data, tb.data, ta.n_bytes), 0);
     EXPECT_EQ(tb.type_id, gguf::GgufIdFromDType(tb.type, gguf::TypeIds::kRemapped));
   }
-  EXPECT_EQ(Tern("convert --input " + Q(out) + " --check").exit_code, 0);
-  EXPECT_EQ(Tern("convert --input " + Q(out) + " --check --ids published").exit_code, 3);
+  EXPECT_EQ(TernDev("convert --input " + Q(out) + " --check").exit_code, 0);
+  EXPECT_EQ(TernDev("convert --input " + Q(out) + " --check --ids published").exit_code, 3);
 }
 
 TEST_F(CliGguf, ConvertInPlaceRoundTrips) {
   auto original = ReadFileToString(path_);
   ASSERT_TRUE(original.ok());
-  CmdRun r = Tern("convert -i " + Q(path_) + " --in-place --ids remapped");
+  CmdRun r = TernDev("convert -i " + Q(path_) + " --in-place --ids remapped");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(*ReadFileToString(path_), *original);
-  EXPECT_EQ(Tern("convert -i " + Q(path_) + " --check").exit_code, 0);
-  r = Tern("convert -i " + Q(path_) + " --in-place --ids published");
+  EXPECT_EQ(TernDev("convert -i " + Q(path_) + " --check").exit_code, 0);
+  r = TernDev("convert -i " + Q(path_) + " --in-place --ids published");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(*ReadFileToString(path_), *original);
   // No temporary files are left behind.
-  CmdRun ls = Tern("inspect " + Q(path_));  // still a valid file
+  CmdRun ls = TernDev("inspect " + Q(path_));  // still a valid file
   EXPECT_EQ(ls.exit_code, 0);
   FILE* p = popen(("ls -A '" + dir_ + "'").c_str(), "r");
   ASSERT_NE(p, nullptr);
@@ -182,17 +208,17 @@ TEST_F(CliGguf, ConvertInPlaceRoundTrips) {
 
 TEST_F(CliGguf, ConvertUsageErrors) {
   const std::string in = " --input " + Q(path_);
-  EXPECT_EQ(Tern("convert" + in).exit_code, 2);                            // no mode
-  EXPECT_EQ(Tern("convert" + in + " --list --check").exit_code, 2);       // two modes
-  EXPECT_EQ(Tern("convert" + in + " --list --ids bogus").exit_code, 2);   // bad ids
-  EXPECT_EQ(Tern("convert --list").exit_code, 2);                         // no input
-  CmdRun help = Tern("convert --help");
+  EXPECT_EQ(TernDev("convert" + in).exit_code, 2);                            // no mode
+  EXPECT_EQ(TernDev("convert" + in + " --list --check").exit_code, 2);       // two modes
+  EXPECT_EQ(TernDev("convert" + in + " --list --ids bogus").exit_code, 2);   // bad ids
+  EXPECT_EQ(TernDev("convert --list").exit_code, 2);                         // no input
+  CmdRun help = TernDev("convert --help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_TRUE(Has(help.out, "--in-place")) << help.out;
-  CmdRun missing = Tern("convert --input " + Q(dir_ + "/nope.gguf") + " --list");
+  CmdRun missing = TernDev("convert --input " + Q(dir_ + "/nope.gguf") + " --list");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_TRUE(Has(missing.err, "nope.gguf")) << missing.err;
-  CmdRun nodir = Tern("convert" + in + " --output " + Q(dir_ + "/no/such/x.gguf"));
+  CmdRun nodir = TernDev("convert" + in + " --output " + Q(dir_ + "/no/such/x.gguf"));
   EXPECT_EQ(nodir.exit_code, 1);
   EXPECT_TRUE(Has(nodir.err, "no/such/x.gguf")) << nodir.err;
 }

@@ -1,5 +1,6 @@
-// Keeps the layer arrows of design.md honest: reads every `#include` under src/, include/ and
-// tools/ and fails on an edge that points up (or sideways where design.md forbids it).
+// Keeps the layer arrows of design.md honest: reads every `#include` under src/, include/,
+// tools/, bench/ and python/ (the binding, held to the tools' rule) and fails on an edge that
+// points up (or sideways where design.md forbids it).
 //
 //   base < tensor < gguf < kernels < runtime < ops < {audio, text} < models < engine < tools
 //
@@ -11,12 +12,19 @@
 //   models: base tensor gguf kernels runtime ops
 //   engine: every layer below it
 //   include/tern/*.h: only include/tern/*.h and the C++ standard library
-//   tools/: only include/tern/*.h and their own headers, except the developer commands in
-//           kDeveloperCommands (each with the reason it needs internals).
+//   tools/tern, tools/server, tools/common: the public API's users. Only include/tern/*.h,
+//           headers beside them, tools/common/ (the helpers every binary shares), the C++
+//           standard library and their third-party libraries (CLI11, nlohmann/json, Boost,
+//           GoogleTest): what `tern` and `tern-server` do, a program outside the repository
+//           can do with the installed library.
+//   tools/dev, bench/: any layer. `tern-dev` reads and writes GGUF files, writes synthetic
+//           checkpoints and runs the encoder alone; `tern-bench` and the micro-benchmarks time
+//           kernels, ops and model stages one by one. Both exist to look below the public
+//           API, so they are folders of their own that nothing else may include.
 // "tern/status.h" is the public Status that base re-exports: any layer may include it. Any
 // other include/tern header is the engine's public API (engine and tools only).
 // Third-party headers stay in the layer that wraps them (sndfile/soxr: audio; pcre2: text;
-// CLI11: tools), so the kernel-only cross build never needs them.
+// CLI11, pybind11: tools), so the kernel-only cross build never needs them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -55,25 +63,10 @@ const std::map<std::string, std::set<std::string>>& AllowedEdges() {
   return m;
 }
 
-// Developer commands of tools/tern that may include internal headers, and which layers.
-struct DeveloperCommand {
-  const char* file;  // under tools/tern/; a trailing '*' matches a prefix
-  std::set<std::string> layers;
-  const char* reason;
-};
-const std::vector<DeveloperCommand>& DeveloperCommands() {
-  static const std::vector<DeveloperCommand> v = {
-      {"cmd_inspect.cc", {"gguf"}, "prints a GGUF file's KVs and tensor table"},
-      {"cmd_convert.cc", {"gguf"}, "rewrites GGUF type ids in place or to a copy"},
-      {"cmd_synth.cc", {"base", "models"}, "writes synthetic VibeASR packages (models/synth)"},
-      {"cmd_encode.cc", {"audio", "base", "kernels", "models", "ops", "runtime"},
-       "dumps encoder features: runs the encoder alone, below the public API (and checks "
-       "TERN_ISA against the kernel table first); --step dequantizes one I8_S activation"},
-      {"bench.h", {"kernels"}, "bench suites report the kernel ISA they ran"},
-      {"cmd_bench*", {"base", "gguf", "kernels", "runtime", "ops", "models"},
-       "micro-benchmarks of kernels, ops and model stages"},
-  };
-  return v;
+// Folders outside src/ that may include any layer, with the reason (the header comment).
+const std::set<std::string>& InternalTools() {
+  static const std::set<std::string> s = {"dev", "bench"};
+  return s;
 }
 
 // Where third-party headers may appear: header prefix -> layers.
@@ -82,8 +75,9 @@ const std::map<std::string, std::set<std::string>>& ThirdPartyOwners() {
       {"sndfile.h", {"audio"}},
       {"soxr.h", {"audio"}},
       {"pcre2.h", {"text"}},
-      {"CLI/", {"tools"}},
+      {"CLI/", {"tools", "dev", "bench"}},
       {"boost/", {"tools"}},
+      {"pybind11/", {"tools"}},
   };
   return m;
 }
@@ -92,7 +86,8 @@ const std::map<std::string, std::set<std::string>>& ThirdPartyOwners() {
 const std::set<std::string>& StandardHeaders() {
   static const std::set<std::string> s = {
       "algorithm", "any", "array", "atomic", "bit", "bitset", "cassert", "cctype", "cerrno",
-      "cfloat", "charconv", "chrono", "cinttypes", "climits", "cmath", "compare", "complex",
+      "cfenv", "cfloat", "charconv", "clocale", "csetjmp", "csignal", "chrono", "cinttypes",
+      "climits", "cmath", "compare", "complex",
       "concepts", "condition_variable", "cstdarg", "cstddef", "cstdint", "cstdio", "cstdlib",
       "cstring", "ctime", "deque", "exception", "expected", "filesystem", "format", "forward_list",
       "functional", "future", "initializer_list", "iomanip", "ios", "iosfwd", "iostream",
@@ -103,6 +98,13 @@ const std::set<std::string>& StandardHeaders() {
       "type_traits", "typeindex", "typeinfo", "unordered_map", "unordered_set", "utility",
       "valarray", "variant", "vector", "version"};
   return s;
+}
+
+// Third-party libraries the public API's users (tools/tern, tools/server) may include.
+const std::vector<std::string>& ToolLibraries() {
+  static const std::vector<std::string> v = {"CLI/", "nlohmann/", "boost/", "gtest/",
+                                             "gmock/"};
+  return v;
 }
 
 struct Include {
@@ -130,11 +132,14 @@ std::vector<Include> ParseIncludes(const std::string& content) {
   return out;
 }
 
-// The layer a repository path belongs to: "base".."engine", "api" (include/tern), "tools",
-// or "" for files outside the checked trees.
+// The layer a repository path belongs to: "base".."engine", "api" (include/tern), "tools"
+// (the public API's users), "dev" (tools/dev), "bench", or "" outside the checked trees.
 std::string LayerOfFile(const std::string& path) {
   if (path.rfind("include/tern/", 0) == 0) return "api";
+  if (path.rfind("tools/dev/", 0) == 0) return "dev";
   if (path.rfind("tools/", 0) == 0) return "tools";
+  if (path.rfind("bench/", 0) == 0) return "bench";
+  if (path.rfind("python/", 0) == 0) return "tools";  // the binding: a user of the public API
   if (path.rfind("src/", 0) != 0) return "";
   const size_t slash = path.find('/', 4);
   return slash == std::string::npos ? "" : path.substr(4, slash - 4);
@@ -147,17 +152,6 @@ std::string LayerOfInclude(const std::string& target) {
   const std::string first = target.substr(0, slash);
   if (first == "tern") return target == "tern/status.h" ? "status" : "api";
   return AllowedEdges().count(first) ? first : "";
-}
-
-const DeveloperCommand* FindDeveloperCommand(const std::string& path) {
-  const std::string prefix = "tools/tern/";
-  if (path.rfind(prefix, 0) != 0) return nullptr;
-  const std::string name = path.substr(prefix.size());
-  for (const auto& d : DeveloperCommands()) {
-    const std::string f = d.file;
-    if (f.back() == '*' ? name.rfind(f.substr(0, f.size() - 1), 0) == 0 : name == f) return &d;
-  }
-  return nullptr;
 }
 
 // Every violation in `sources`, one message each. `exists` answers whether a repository
@@ -176,6 +170,13 @@ std::vector<std::string> FindViolations(const std::vector<Source>& sources,
         if (layer == "api" && !StandardHeaders().count(inc.target)) {
           bad.push_back(where + "public header includes non-standard " + quote);
         }
+        if (layer == "tools" && !StandardHeaders().count(inc.target) &&
+            std::none_of(ToolLibraries().begin(), ToolLibraries().end(),
+                         [&](const std::string& lib) { return inc.target.rfind(lib, 0) == 0; })) {
+          bad.push_back(where + "tool includes " + quote +
+                        " (tools/tern and tools/server use the public API, the standard library "
+                        "and CLI11/JSON/HTTP/GoogleTest only)");
+        }
         for (const auto& [prefix, owners] : ThirdPartyOwners()) {
           if (inc.target.rfind(prefix, 0) == 0 && !owners.count(layer)) {
             bad.push_back(where + layer + " includes third-party " + quote +
@@ -184,7 +185,16 @@ std::vector<std::string> FindViolations(const std::vector<Source>& sources,
         }
         continue;
       }
+      if (inc.target.find("..") != std::string::npos) {
+        bad.push_back(where + "include " + quote + " climbs out of its folder");
+        continue;
+      }
+      const bool tool_layer = layer == "tools" || InternalTools().count(layer);
+      if (tool_layer && inc.target.rfind("common/", 0) == 0 && exists("tools/" + inc.target)) {
+        continue;  // tools/common: the helpers every binary shares (public API only itself)
+      }
       const std::string to = LayerOfInclude(inc.target);
+      if (InternalTools().count(layer) && !to.empty()) continue;
       if (to.empty()) {
         if (!exists(dir + inc.target)) {
           bad.push_back(where + "include " + quote + " names no layer and no file beside it");
@@ -201,12 +211,9 @@ std::vector<std::string> FindViolations(const std::vector<Source>& sources,
       }
       if (layer == "tools") {
         if (to == "api" || to == "status") continue;
-        const DeveloperCommand* dev = FindDeveloperCommand(src.path);
-        if (dev == nullptr || !dev->layers.count(to)) {
-          bad.push_back(where + "tool includes internal " + quote +
-                        " (tools use include/tern; developer commands are listed in "
-                        "tests/layering_test.cc)");
-        }
+        bad.push_back(where + "tool includes internal " + quote +
+                      " (tools/tern and tools/server use include/tern only; code that needs "
+                      "internals belongs in tools/dev or bench/)");
         continue;
       }
       if (to == layer || to == "status") continue;
@@ -228,8 +235,10 @@ std::string Join(const std::vector<std::string>& v) {
 // ---- the checker itself, on made-up files: each rule must be able to fail ----
 
 std::vector<std::string> Check(const std::string& path, const std::string& content) {
-  return FindViolations({{path, content}},
-                        [](const std::string& p) { return p == "tools/tern/commands.h"; });
+  return FindViolations({{path, content}}, [](const std::string& p) {
+    return p == "tools/tern/commands.h" || p == "tools/dev/commands.h" ||
+           p == "tools/common/cli.h" || p == "bench/tern-bench/bench.h";
+  });
 }
 
 TEST(LayeringChecker, FlagsUpwardEdges) {
@@ -257,19 +266,54 @@ TEST(LayeringChecker, AcceptsDownwardEdges) {
                                                 "#include \"tern/tern.h\"\n")), "");
 }
 
-TEST(LayeringChecker, PublicHeadersAndTools) {
+TEST(LayeringChecker, PublicHeaders) {
   EXPECT_EQ(Check("include/tern/x.h", "#include \"base/status.h\"\n").size(), 1u);
   EXPECT_EQ(Check("include/tern/x.h", "#include <sndfile.h>\n").size(), 2u);  // both rules
   EXPECT_EQ(Join(Check("include/tern/x.h", "#include \"tern/status.h\"\n#include <span>\n")), "");
-  EXPECT_EQ(Check("tools/tern/cmd_transcribe.cc", "#include \"engine/segments.h\"\n").size(), 1u);
-  EXPECT_EQ(Check("tools/tern/cmd_inspect.cc", "#include \"models/vibeasr/synth.h\"\n").size(),
-            1u);
-  EXPECT_EQ(Join(Check("tools/tern/cmd_inspect.cc", "#include \"gguf/gguf.h\"\n"
-                                                    "#include \"commands.h\"\n"
-                                                    "#include \"tern/tern.h\"\n")), "");
-  EXPECT_EQ(Join(Check("tools/tern/cmd_bench_foo.cc", "#include \"ops/linear.h\"\n")), "");
   EXPECT_EQ(Check("src/kernels/x.cc", "#include <soxr.h>\n").size(), 1u);
   EXPECT_EQ(Check("src/engine/x.cc", "#include <CLI/CLI.hpp>\n").size(), 1u);
+  EXPECT_EQ(Check("src/engine/x.cc", "#include <pybind11/pybind11.h>\n").size(), 1u);
+  EXPECT_EQ(Check("python/module.cc", "#include \"engine/segments.h\"\n").size(), 1u);
+  EXPECT_EQ(Check("python/module.cc", "#include <pybind11/pybind11.h>\n"
+                                      "#include \"tern/tern.h\"\n").size(), 0u);
+}
+
+TEST(LayeringChecker, PublicApiToolsUseOnlyThePublicApi) {
+  // No file of tools/tern, tools/server or tools/common may reach below include/tern.
+  for (const char* file : {"tools/tern/cmd_transcribe.cc", "tools/tern/cmd_inspect.cc",
+                           "tools/server/routes.cc", "tools/common/cli.cc"}) {
+    SCOPED_TRACE(file);
+    EXPECT_EQ(Check(file, "#include \"engine/segments.h\"\n").size(), 1u);
+    EXPECT_EQ(Check(file, "#include \"gguf/gguf.h\"\n").size(), 1u);
+    EXPECT_EQ(Check(file, "#include \"base/status.h\"\n").size(), 1u);
+    // Not a tool library, and not the tools' layer either: two rules.
+    EXPECT_EQ(Check(file, "#include <sndfile.h>\n").size(), 2u);
+    EXPECT_EQ(Check(file, "#include <benchmark/benchmark.h>\n").size(), 1u);
+    EXPECT_EQ(Check(file, "#include \"../dev/commands.h\"\n").size(), 1u);
+  }
+  EXPECT_EQ(Check("tools/tern/main.cc", "#include \"bench.h\"\n").size(), 1u);  // not beside it
+  EXPECT_EQ(Join(Check("tools/tern/cmd_transcribe.cc",
+                       "#include <CLI/CLI.hpp>\n#include <nlohmann/json.hpp>\n#include <csignal>\n"
+                       "#include \"commands.h\"\n#include \"common/cli.h\"\n"
+                       "#include \"tern/tern.h\"\n#include \"tern/status.h\"\n")), "");
+  EXPECT_EQ(Join(Check("tools/server/main.cc",
+                       "#include <boost/beast/http.hpp>\n#include <gtest/gtest.h>\n")),
+            "");
+}
+
+TEST(LayeringChecker, DeveloperToolsAndBenchmarksMayUseInternals) {
+  const std::string internals =
+      "#include \"gguf/gguf.h\"\n#include \"models/vibeasr/synth.h\"\n"
+      "#include \"kernels/kernels.h\"\n#include \"ops/i8s_tensor.h\"\n#include \"base/timer.h\"\n"
+      "#include \"common/cli.h\"\n#include \"tern/tern.h\"\n#include <CLI/CLI.hpp>\n";
+  EXPECT_EQ(Join(Check("tools/dev/cmd_encode.cc", internals + "#include \"commands.h\"\n")), "");
+  EXPECT_EQ(Join(Check("bench/tern-bench/kernels.cc", internals + "#include \"bench.h\"\n")), "");
+  // They are still held to the rest: files that exist, no climbing into another folder.
+  EXPECT_EQ(Check("tools/dev/cmd_encode.cc", "#include \"bench.h\"\n").size(), 1u);
+  EXPECT_EQ(Check("bench/tern-bench/x.cc", "#include \"../../tools/dev/commands.h\"\n").size(), 1u);
+  EXPECT_EQ(Check("tools/dev/x.cc", "#include <boost/asio.hpp>\n").size(), 1u);
+  // And nothing in src/ may use the tools' helpers.
+  EXPECT_EQ(Check("src/engine/x.cc", "#include \"common/cli.h\"\n").size(), 1u);
 }
 
 // ---- the real tree ----
@@ -278,7 +322,7 @@ TEST(Layering, RepositoryHasNoUpwardIncludes) {
   const fs::path root = TERN_SOURCE_DIR;
   std::vector<Source> sources;
   size_t n_includes = 0;
-  for (const char* top : {"src", "include", "tools"}) {
+  for (const char* top : {"src", "include", "tools", "bench", "python"}) {
     for (const auto& e : fs::recursive_directory_iterator(root / top)) {
       const std::string ext = e.path().extension().string();
       if (!e.is_regular_file() || (ext != ".h" && ext != ".cc" && ext != ".hpp" && ext != ".cpp")) {

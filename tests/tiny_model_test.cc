@@ -138,7 +138,7 @@ TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
     // A requantization that lands on the other side of a rounding boundary in one path (float
     // products of dequantized values in PyTorch, exact int32 sums here) moves a tensor's
     // values by one step, and a scale flip moves all later ones: measured 5e-7, 1.8% and 2.0%
-    // of max |x| on the three clips (`tern encode --step` finds where they part: clip 001 in
+    // of max |x| on the three clips (`tern-dev encode --step` finds where they part: clip 001 in
     // stage 3's block, clip 002 at the stem conv, one int8 step each; earlier bundles 1.1-2.9%).
     // A wrong op or layout gives differences of the order of the values themselves.
     EXPECT_LE(max_diff, 0.05 * max_abs) << stem;
@@ -417,12 +417,12 @@ std::string FreshTempDir(const std::string& name) {
   return dir;
 }
 
-// `tern encode` on the bundled model, quiet; arguments follow.
+// `tern-dev encode` on the bundled model, quiet; arguments follow.
 std::string EncodeCommand() {
-  return std::string(TERN_BINARY) + " encode --model " + kModelDir + " -q ";
+  return std::string(TERN_DEV_BINARY) + " encode --model " + kModelDir + " -q ";
 }
 
-// `tern encode`: one input to --dump-features FILE, several to --output-dir DIR (one
+// `tern-dev encode`: one input to --dump-features FILE, several to --output-dir DIR (one
 // <stem>.f32 each, the encoder loaded once); each file holds exactly the library encoder's
 // features. A failing input is reported and the others still run; bad option combinations
 // are usage errors (exit 2) that say what to give instead.
@@ -470,7 +470,7 @@ TEST(TinyModel, EncodeCommandWritesFeaturesPerInput) {
   std::filesystem::remove_all(dir);
 }
 
-// `tern encode --step NAME`: one branch's activation after that step, dequantized, frames x
+// `tern-dev encode --step NAME`: one branch's activation after that step, dequantized, frames x
 // channels: byte for byte what the library's RunBranch hook sees. A step the encoder does not
 // have is a usage error that lists the ones it has.
 TEST(TinyModel, EncodeCommandDumpsOneStep) {

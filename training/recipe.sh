@@ -1,7 +1,7 @@
 #!/bin/bash
 # The bundled model's training, from scratch, as one script: seven stages, each starting from
 # the previous stage's weights (README.md "Reproduce" says why each stage exists). Data:
-# `synth.py --train 8000` first; stage G also needs tern built (build/bin/tern). Budgets are
+# `synth.py --train 8000` first; stage G also needs tern-dev built (build/bin/tern-dev). Budgets are
 # optimizer steps, so the result does not depend on how busy the machine is; A-E keep the
 # step counts and schedule lengths (--horizon) of the hand-run stages behind an earlier
 # bundle, stopped part-way through their schedules. ~113 minutes on the idle 2-core Zen 4
@@ -40,7 +40,7 @@ stage E "${trainer[@]}" --steps 2200 --horizon 3070 --qat-from 0 --lr 1e-3 "${de
 stage F "${trainer[@]}" --steps 1200 --decay-from 0.3 --qat-from 0 --lr 8e-4 --seed 3 \
     "${dec[@]}" --init "$out/E/ckpt.pt"
 # G: the decoder alone on the frozen encoder's features, computed once per clip by tern's
-#    engine (needs build/bin/tern); the rest of the 2-hour budget. One torch thread: its
+#    engine (needs build/bin/tern-dev); the rest of the 2-hour budget. One torch thread: its
 #    small matmuls ran slower on two.
 stage G train_decoder.py --threads 1 --jobs 2 --views 2 --steps 6000 --init "$out/F/ckpt.pt"
 echo "done: $(date +%T); $out/G/ckpt.pt"

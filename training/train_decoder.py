@@ -1,7 +1,7 @@
 """Stage G: the decoder alone, on the frozen encoder's features (recipe.sh's last stage).
 
 usage: /usr/bin/python3 train_decoder.py --init work/recipe/F/ckpt.pt --steps 6000 \
-           --out work/recipe/G/ckpt.pt          (needs tern built: build/bin/tern)
+           --out work/recipe/G/ckpt.pt          (needs tern-dev built: build/bin/tern-dev)
 
 Why: on the bundle before last (stage F of 3600 steps) a linear token-CTC head on the
 features transcribed the 200 test clips at 19.4% WER (greedy), the decoder at 41.1%: the
@@ -10,7 +10,7 @@ A-F every step also paid for the encoder's forward and backward, ~70% of it. Her
 encoder is frozen and run once per clip, and a decoder step costs ~8 ms per clip against
 ~135 ms per clip for a stage F step.
 
-The features are tern's own (`tern encode --output-dir` on the exported encoder, each clip
+The features are tern's own (`tern-dev encode --output-dir` on the exported encoder, each clip
 alone): exactly what inference feeds the decoder, and far faster than the PyTorch forward
 of one clip at a time (~70-115 ms per clip; PyTorch's features also differ from the
 engine's by up to ~3% of their range, tests/tiny_model_test.cc).
@@ -42,12 +42,12 @@ import synth
 import train
 
 
-def clip_features(init, audio, meta, views, seed, tern, jobs, chunk=500):
+def clip_features(init, audio, meta, views, seed, tern_dev, jobs, chunk=500):
     """-> feats[v][i]: [Fr_i, hidden] float32 for view v of clip i (v = 0 the clean clip),
     computed by tern's engine from the exported encoder: exactly the features inference
     sees. Each view goes through a 16-bit WAV as at inference (an augmented one scaled to a
     0.5 peak first: the encoder is scale-invariant but for its front end, which normalizes
-    the level anyway); `tern encode --output-dir` takes `chunk` of them per call, `jobs`
+    the level anyway); `tern-dev encode --output-dir` takes `chunk` of them per call, `jobs`
     calls at a time, one thread each."""
     t0 = time.time()
     out = [[None] * len(meta) for _ in range(views)]
@@ -66,10 +66,10 @@ def clip_features(init, audio, meta, views, seed, tern, jobs, chunk=500):
                     x = np.round(y * (0.5 * 32767.0 / max(1e-9, float(np.abs(y).max()))))
                 wavs.append(os.path.join(tmp, f"{v}_{i}.wav"))
                 synth.write_wav(wavs[-1], x.astype(np.int16))
-            r = subprocess.run([tern, "encode", "--model", model, "-t", "1", "-q",
+            r = subprocess.run([tern_dev, "encode", "--model", model, "-t", "1", "-q",
                                 "--output-dir", tmp] + wavs, capture_output=True, text=True)
             if r.returncode != 0:
-                raise RuntimeError(f"tern encode: {r.stderr.strip()}")
+                raise RuntimeError(f"tern-dev encode: {r.stderr.strip()}")
             for (v, i), wav in zip(part, wavs):
                 f32 = wav[:-4] + ".f32"
                 out[v][i] = torch.from_numpy(
@@ -191,13 +191,15 @@ def main():
     ap.add_argument("--guide-weight", type=float, default=0.5)
     ap.add_argument("--threads", type=int, default=1,
                     help="torch threads (a step at 2 was slower than at 1 on the 2-core host)")
-    ap.add_argument("--jobs", type=int, default=2, help="`tern encode` processes at a time")
+    ap.add_argument("--jobs", type=int, default=2, help="`tern-dev encode` processes at a time")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-train", type=int, default=0)
-    ap.add_argument("--tern", default=os.path.join(common.HERE, "..", "build", "bin", "tern"))
+    ap.add_argument("--tern-dev",
+                    default=os.path.join(common.HERE, "..", "build", "bin", "tern-dev"))
     a = ap.parse_args()
-    if not os.access(a.tern, os.X_OK):
-        sys.exit(f"train_decoder.py: no tern binary at {a.tern} (build it, or pass --tern)")
+    if not os.access(a.tern_dev, os.X_OK):
+        sys.exit(f"train_decoder.py: no tern-dev binary at {a.tern_dev} "
+                 "(build it, or pass --tern-dev)")
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     rng = random.Random(a.seed)
@@ -215,7 +217,7 @@ def main():
     if a.max_train:
         meta = meta[:a.max_train]
     t0 = time.time()
-    feats = clip_features(a.init, audio, meta, a.views, a.seed, a.tern, a.jobs)
+    feats = clip_features(a.init, audio, meta, a.views, a.seed, a.tern_dev, a.jobs)
     print(f"features: {len(meta)} clips x {a.views} views in {time.time() - t0:.0f} s",
           flush=True)
     targets = [common.target_ids(tok, mt["text"]) for mt in meta]

@@ -105,7 +105,7 @@ struct Value {
 // Structural equality (type, payload, element type, elements).
 bool operator==(const Value& a, const Value& b);
 
-// Human-readable text for `tern inspect`: scalars as values, strings quoted (long ones cut),
+// Human-readable text for `tern-dev inspect`: scalars as values, strings quoted (long ones cut),
 // arrays as "[u32 x 7] 3, 3, 3, ..." with at most `max_elems` elements shown.
 std::string FormatValue(const Value& v, size_t max_elems = 6);
 

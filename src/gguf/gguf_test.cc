@@ -1,5 +1,5 @@
 // Round trips Writer -> File::Parse: every KV type (nested arrays too), every DType,
-// alignments 32 and 64, getters, and the type-id rewrite used by `tern convert`.
+// alignments 32 and 64, getters, and the type-id rewrite used by `tern-dev convert`.
 #include "gguf/gguf.h"
 
 #include <gtest/gtest.h>

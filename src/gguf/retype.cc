@@ -1,4 +1,4 @@
-// Type-id rewriting for `tern convert`: only the 4-byte type field of I2_S / I8_S tensor
+// Type-id rewriting for `tern-dev convert`: only the 4-byte type field of I2_S / I8_S tensor
 // infos changes (36/37 <-> 43/42); every other byte of the file is copied unchanged.
 #include <fcntl.h>
 #include <sys/stat.h>

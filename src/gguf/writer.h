@@ -1,4 +1,4 @@
-// GGUF v3 writer, used by tests and tools (tern synth, tern convert) to make checkpoints.
+// GGUF v3 writer, used by tests and tools (tern-dev synth, tern-dev convert) to make checkpoints.
 // Writes exactly the layout documented in gguf/gguf.h: KV pairs and tensor infos in the
 // order added, data section aligned to `alignment`, each tensor's offset padded to it
 // (padding bytes are zero). When alignment != 32 the constructor records it as the u32 KV
@@ -60,7 +60,7 @@ class Writer {
   std::vector<Tensor> tensors_;
 };
 
-// One 4-byte type-id field to patch (tern convert): absolute offset, old and new id.
+// One 4-byte type-id field to patch (tern-dev convert): absolute offset, old and new id.
 struct TypeIdPatch {
   std::string tensor;
   uint64_t field_offset = 0;

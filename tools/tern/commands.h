@@ -1,42 +1,16 @@
 // The `tern` subcommands. Each lives in its own cmd_<name>.cc and parses its own flags
-// (CLI11); main.cc only dispatches. Return value is the process exit code.
+// (CLI11); main.cc only dispatches. Return value is the process exit code. `tern` is a client
+// of the public API only (include/tern); the developer tools are `tern-dev` (tools/dev), the
+// benchmarks `tern-bench` (bench/tern-bench).
 #pragma once
 
-#include <cstddef>
-#include <functional>
-#include <string>
-#include <vector>
-
-#include "tern/status.h"
-
-namespace CLI {
-class App;
-}
+#include "common/cli.h"
 
 namespace tern::cli {
 
-int CmdInspect(int argc, char** argv);
-int CmdConvert(int argc, char** argv);
-int CmdSynth(int argc, char** argv);
-int CmdBench(int argc, char** argv);
-int CmdEncode(int argc, char** argv);
 int CmdTranscribe(int argc, char** argv);
 
 // Prints CPU features, the ISAs this binary can run and the one chosen.
 int PrintSystemInfo();
-
-// Writes `bytes` bytes to `path` (created or truncated); errors name the file.
-Status WriteFile(const std::string& path, const void* data, size_t bytes);
-
-// Parses argv into `app` (--help and bad flags exit as CLI11 says: 0 or 2), then runs `run`;
-// a failure is printed as "<app name>: <error>" and exits 2 for an invalid argument (a
-// usage error), 1 for anything else.
-int ParseAndRun(CLI::App& app, int argc, char** argv, const std::function<Status()>& run);
-
-// Runs `one` on every input. A failing input does not stop the others (a batch of hundreds
-// of files): its error is printed as "<command>: <error>", and the result is the first
-// failure's code with "N of M inputs failed". With one input, its own status.
-Status ForEachInput(const std::vector<std::string>& inputs, const std::string& command,
-                    const std::function<Status(const std::string&)>& one);
 
 }  // namespace tern::cli

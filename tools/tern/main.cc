@@ -15,17 +15,15 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"transcribe", tern::cli::CmdTranscribe, "audio files in, transcripts out"},
-    {"encode", tern::cli::CmdEncode, "run only the audio encoder, dump features"},
-    {"inspect", tern::cli::CmdInspect, "print a GGUF file's KV pairs and tensor table"},
-    {"convert", tern::cli::CmdConvert, "rewrite I2_S/I8_S type ids between 36/37 and 43/42"},
-    {"synth", tern::cli::CmdSynth, "write a synthetic VibeASR checkpoint package"},
-    {"bench", tern::cli::CmdBench, "benchmarks: kernels, encoder, end to end"},
 };
 
 void PrintUsage(FILE* out) {
   std::fprintf(out, "usage: tern <command> [options]   (tern <command> --help for its options)\n\n");
   for (const Command& c : kCommands) std::fprintf(out, "  %-11s %s\n", c.name, c.help);
   std::fprintf(out, "\n  --system-info  CPU features and the kernel ISA chosen\n");
+  std::fprintf(out, "  --version      version, git hash and the kernel ISAs this CPU runs\n");
+  std::fprintf(out, "\nDeveloper tools (inspect, convert, synth, encode) are in tern-dev, "
+                    "benchmarks in tern-bench.\n");
 }
 
 }  // namespace
@@ -37,6 +35,7 @@ int main(int argc, char** argv) {
   }
   const char* cmd = argv[1];
   if (std::strcmp(cmd, "--system-info") == 0) return tern::cli::PrintSystemInfo();
+  if (std::strcmp(cmd, "--version") == 0) return tern::cli::PrintVersion();
   if (std::strcmp(cmd, "help") == 0 || std::strcmp(cmd, "--help") == 0 ||
       std::strcmp(cmd, "-h") == 0) {
     PrintUsage(stdout);

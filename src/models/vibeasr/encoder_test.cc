@@ -96,7 +96,7 @@ TEST(Encoder, EveryStageMatchesTheScalarReference) {
     ThreadPool pool(2);
     auto feats = enc.RunBranch(br, a.data(), a.size(), pool, &hook);
     ASSERT_TRUE(feats.ok()) << feats.status().ToString();
-    // StepNames (what `tern encode --step` checks names against) is the hook's sequence.
+    // StepNames (what `tern-dev encode --step` checks names against) is the hook's sequence.
     EXPECT_EQ(enc.StepNames(br), order);
     int compared = 0;
     ref::RefBranch(**file, g.prefix, g.strides, g.depths, a.data(), static_cast<int64_t>(a.size()),

@@ -1,5 +1,5 @@
-// `tern bench <suite>`: a registry of benchmark suites. Each suite lives in its own
-// cmd_bench_<name>.cc and registers itself with TERN_REGISTER_BENCH; cmd_bench.cc parses the
+// `tern-bench <suite>`: a registry of benchmark suites. Each suite lives in its own
+// <name>.cc and registers itself with TERN_REGISTER_BENCH; main.cc parses the
 // shared flags, resolves the kernel ISA and prints the records (table or JSON).
 #pragma once
 
@@ -69,7 +69,7 @@ struct Sink {
 using SuiteFn = int (*)(const Options&, Sink*);
 
 // A suite with flags of its own (models, audio) takes the command line after its name
-// instead: `tern bench e2e --model DIR ...`.
+// instead: `tern-bench e2e --model DIR ...`.
 using MainFn = int (*)(int argc, char** argv);
 
 struct Suite {

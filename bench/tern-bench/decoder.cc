@@ -1,6 +1,6 @@
-// `tern bench decoder`: the Qwen2 ternary decoder with the F16 and the int8 (W8A8) head.
+// `tern-bench decoder`: the Qwen2 ternary decoder with the F16 and the int8 (W8A8) head.
 // The checkpoint is $TERN_BENCH_LM, else a full-geometry synthetic one written once to
-// $TMPDIR/tern-bench/ (like `tern synth --geometry full`, seed 1; writing it needs the Qwen2
+// $TMPDIR/tern-bench/ (like `tern-dev synth --geometry full`, seed 1; writing it needs the Qwen2
 // vocabulary directory in $TERN_BENCH_VOCAB).
 // Records per head: "decoder/prefill130/<head>" (a 130-row prompt shaped like the JFK one:
 // 26 text tokens, 83 injected frames, 21 text tokens; median of the prefill time) and
@@ -106,19 +106,19 @@ double WeightBytes(const vibeasr::Decoder& d) {
 
 int RunDecoderSuite(const Options& o, Sink* sink) {
   if (o.table != nullptr && o.table->isa != kernels::Kernels().isa) {
-    std::fprintf(stderr, "tern bench decoder: the decoder runs on the process ISA (%s); "
+    std::fprintf(stderr, "tern-bench decoder: the decoder runs on the process ISA (%s); "
                  "select another with TERN_ISA, not --isa\n",
                  kernels::IsaName(kernels::Kernels().isa));
     return 1;
   }
   const std::string path = BenchLmPath();
   if (Status st = EnsureLm(path); !st.ok()) {
-    std::fprintf(stderr, "tern bench decoder: %s\n", st.ToString().c_str());
+    std::fprintf(stderr, "tern-bench decoder: %s\n", st.ToString().c_str());
     return 1;
   }
   auto file = gguf::File::Open(path);
   if (!file.ok()) {
-    std::fprintf(stderr, "tern bench decoder: %s\n", file.status().ToString().c_str());
+    std::fprintf(stderr, "tern-bench decoder: %s\n", file.status().ToString().c_str());
     return 1;
   }
   ThreadPool pool(o.threads);
@@ -132,7 +132,7 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
     Timer load;
     auto dec = vibeasr::Decoder::Load(**file, mode, &pool);
     if (!dec.ok()) {
-      std::fprintf(stderr, "tern bench decoder: %s\n", dec.status().ToString().c_str());
+      std::fprintf(stderr, "tern-bench decoder: %s\n", dec.status().ToString().c_str());
       return 1;
     }
     const auto& c = (*dec)->config();
@@ -159,7 +159,7 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
       Timer t;
       const double cpu0 = CpuMs();
       if (Status s = st.Prefill(prompt, pool, &logits); !s.ok()) {
-        std::fprintf(stderr, "tern bench decoder: %s\n", s.ToString().c_str());
+        std::fprintf(stderr, "tern-bench decoder: %s\n", s.ToString().c_str());
         return 1;
       }
       if (r > 0) {
@@ -180,7 +180,7 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
       Timer t;
       const double cpu0 = CpuMs();
       if (Status e = st.Step(tok, p++, pool, &logits); !e.ok()) {
-        std::fprintf(stderr, "tern bench decoder: %s\n", e.ToString().c_str());
+        std::fprintf(stderr, "tern-bench decoder: %s\n", e.ToString().c_str());
         return 1;
       }
       decode.push_back(t.ElapsedMs());

@@ -1,4 +1,4 @@
-// tern encode --model DIR | --vae FILE  AUDIO...  (--dump-features FILE | --output-dir DIR)
+// tern-dev encode --model DIR | --vae FILE  AUDIO...  (--dump-features FILE | --output-dir DIR)
 // Runs only the audio encoder (both branches, summed) and writes the features as raw
 // little-endian float32, frames x hidden, row-major: to FILE for one input, or to
 // DIR/<stem>.f32 for each of several (the encoder loads once; training/train_decoder.py
@@ -132,7 +132,7 @@ Status Run(Flags& f) {
     }
   }
   ThreadPool pool(f.threads);
-  return ForEachInput(f.inputs, "tern encode", [&](const std::string& input) {
+  return ForEachInput(f.inputs, "tern-dev encode", [&](const std::string& input) {
     return EncodeOne(f, input, *enc, load_ms, pool);
   });
 }
@@ -142,7 +142,7 @@ Status Run(Flags& f) {
 int CmdEncode(int argc, char** argv) {
   CLI::App app("Run the VibeASR audio encoder and dump its features as raw float32 (frames x "
                "hidden, row-major): one file, or one per input with --output-dir.");
-  app.name("tern encode");
+  app.name("tern-dev encode");
   Flags f;
   auto* model = app.add_option("--model", f.model_dir, std::string("package directory (holds ") +
                                                            kVaeFileName + ")");

@@ -1,4 +1,4 @@
-// tern synth: writes a synthetic VibeASR package (seeded random weights, published format)
+// tern-dev synth: writes a synthetic VibeASR package (seeded random weights, published format)
 // for tests and benchmarks. Format and magnitudes: src/models/vibeasr/synth.h.
 #include <CLI/CLI.hpp>
 
@@ -16,7 +16,7 @@ int CmdSynth(int argc, char** argv) {
   CLI::App app("Write a synthetic VibeASR checkpoint package (" +
                std::string(vibeasr::kSynthVaeFileName) + " and " + vibeasr::kSynthLmFileName +
                ") with seeded random weights in the published GGUF format.");
-  app.name("tern synth");
+  app.name("tern-dev synth");
   std::string geometry = "tiny";
   std::string type_ids = "published";
   vibeasr::SynthOptions opts;
@@ -45,14 +45,14 @@ int CmdSynth(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(opts.out_dir, ec);
   if (ec) {
-    std::fprintf(stderr, "tern synth: cannot create %s: %s\n", opts.out_dir.c_str(),
+    std::fprintf(stderr, "tern-dev synth: cannot create %s: %s\n", opts.out_dir.c_str(),
                  ec.message().c_str());
     return 1;
   }
   Timer timer;
   const Status st = vibeasr::WriteSyntheticPackage(opts);
   if (!st.ok()) {
-    std::fprintf(stderr, "tern synth: %s\n", st.ToString().c_str());
+    std::fprintf(stderr, "tern-dev synth: %s\n", st.ToString().c_str());
     return 1;
   }
   for (const char* name : {vibeasr::kSynthVaeFileName, vibeasr::kSynthLmFileName}) {
@@ -60,7 +60,7 @@ int CmdSynth(int argc, char** argv) {
     std::fprintf(stderr, "wrote %s (%.1f MB)\n", path.c_str(),
                  static_cast<double>(std::filesystem::file_size(path, ec)) / 1e6);
   }
-  std::fprintf(stderr, "tern synth: %s geometry, seed %llu, %.1f s\n", geometry.c_str(),
+  std::fprintf(stderr, "tern-dev synth: %s geometry, seed %llu, %.1f s\n", geometry.c_str(),
                static_cast<unsigned long long>(opts.seed), timer.ElapsedMs() / 1000.0);
   return 0;
 }

@@ -1,11 +1,14 @@
-// tern inspect FILE: a GGUF file's header, KV pairs (arrays summarized) and tensor table.
-// Exit codes: 0 ok, 1 the file cannot be read or is malformed (message on stderr), 2 usage.
+// tern-dev inspect FILE...: each GGUF file's header, KV pairs (arrays summarized) and tensor
+// table, one after another with a blank line between. A file that cannot be read does not stop
+// the others. Exit codes: 0 ok, 1 a file cannot be read or is malformed (message on stderr
+// naming it), 2 usage.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "gguf/gguf.h"
@@ -80,26 +83,25 @@ void PrintFile(const gguf::File& f, size_t max_elems) {
 }  // namespace
 
 int CmdInspect(int argc, char** argv) {
-  CLI::App app("Print a GGUF file's header, KV pairs (arrays summarized) and tensor table "
+  CLI::App app("Print GGUF files' header, KV pairs (arrays summarized) and tensor table "
                "(name, type and id, shape in ggml ne order, data offset, stored bytes).");
-  app.name("tern inspect");
-  std::string path;
+  app.name("tern-dev inspect");
+  std::vector<std::string> paths;
   size_t max_elems = 6;
-  app.add_option("file", path, "GGUF file")->required();
+  app.add_option("files", paths, "GGUF files")->required();
   app.add_option("--max-elems", max_elems, "array elements shown per KV")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
-  auto f = gguf::File::Open(path);
-  if (!f.ok()) {
-    std::fprintf(stderr, "tern inspect: %s\n", f.status().ToString().c_str());
-    return 1;
-  }
-  PrintFile(**f, max_elems);
-  return 0;
+  bool first = true;
+  return ParseAndRun(app, argc, argv, [&] {
+    return ForEachInput(paths, "tern-dev inspect", [&](const std::string& path) -> Status {
+      auto f = gguf::File::Open(path);
+      if (!f.ok()) return f.status();
+      if (!first) std::printf("\n");
+      first = false;
+      PrintFile(**f, max_elems);
+      std::fflush(stdout);
+      return Status::Ok();
+    });
+  });
 }
 
 }  // namespace tern::cli

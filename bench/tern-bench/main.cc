@@ -1,15 +1,19 @@
-// tern bench <suite> [--threads N] [--json] [--isa X] [--mode hot|cold|auto] [--clock wall|cpu]
-//                    [--filter S] [--min-seconds S] [--min-reps N] [--busy N]
-// Suites register themselves (bench.h); this file owns the shared flags and the output.
+// tern-bench <suite> [--threads N] [--json] [--isa X] [--mode hot|cold|auto] [--clock wall|cpu]
+//                   [--filter S] [--min-seconds S] [--min-reps N] [--busy N]
+// Suites register themselves (bench.h); this file owns the shared flags and the output. The
+// suites time kernels, ops and model stages directly, below the public API, which is why they
+// are a binary of their own beside bench/ and not part of `tern` (tests/layering_test.cc).
 // Exit codes: 0 ok, 1 a suite or the ISA selection failed, 2 usage.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstring>
+#include <exception>
 #include <string>
 
 #include "bench.h"
-#include "commands.h"
+#include "common/cli.h"
 
 namespace tern::cli {
 namespace bench {
@@ -73,7 +77,7 @@ void PrintJson(const std::vector<bench::Record>& recs) {
 
 }  // namespace
 
-int CmdBench(int argc, char** argv) {
+int RunBench(int argc, char** argv) {
   std::string help_suites;
   for (const bench::Suite& s : bench::Registry()) {
     help_suites += std::string("\n  ") + s.name + ": " + s.help;
@@ -83,7 +87,7 @@ int CmdBench(int argc, char** argv) {
       if (s.main != nullptr && std::string(argv[1]) == s.name) return s.main(argc - 1, argv + 1);
     }
   }
-  CLI::App app("Benchmarks. Suites:" + help_suites, "tern bench");
+  CLI::App app("Benchmarks. Suites:" + help_suites, "tern-bench");
   std::string suite_name, isa_name;
   bool json = false;
   bench::Options opt;
@@ -114,12 +118,12 @@ int CmdBench(int argc, char** argv) {
   Result<kernels::Isa> isa =
       isa_name.empty() ? kernels::SelectIsa() : kernels::IsaFromName(isa_name);
   if (!isa.ok()) {
-    std::fprintf(stderr, "tern bench: %s\n", isa.status().ToString().c_str());
+    std::fprintf(stderr, "tern-bench: %s\n", isa.status().ToString().c_str());
     return 1;
   }
   Result<const kernels::KernelTable*> table = kernels::TableFor(*isa);
   if (!table.ok()) {
-    std::fprintf(stderr, "tern bench: %s\n", table.status().ToString().c_str());
+    std::fprintf(stderr, "tern-bench: %s\n", table.status().ToString().c_str());
     return 1;
   }
   opt.table = *table;
@@ -136,9 +140,19 @@ int CmdBench(int argc, char** argv) {
     if (json) PrintJson(sink.records);
     return rc;
   }
-  std::fprintf(stderr, "tern bench: unknown suite '%s' (known:%s)\n", suite_name.c_str(),
+  std::fprintf(stderr, "tern-bench: unknown suite '%s' (known:%s)\n", suite_name.c_str(),
                help_suites.c_str());
   return 2;
 }
 
 }  // namespace tern::cli
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--version") == 0) return tern::cli::PrintVersion();
+  try {
+    return tern::cli::RunBench(argc, argv);
+  } catch (const std::exception& e) {  // third-party exceptions stop here, at the tool edge
+    std::fprintf(stderr, "tern-bench: %s\n", e.what());
+    return 1;
+  }
+}

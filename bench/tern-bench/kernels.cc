@@ -1,4 +1,4 @@
-// `tern bench kernels`: the kernel table on the shapes VibeASR runs, one record per case.
+// `tern-bench kernels`: the kernel table on the shapes VibeASR runs, one record per case.
 //   I2_S x int8: the Qwen2-1.5B projections (K,N) = 1536x1536, 1536x256, 1536x8960,
 //     8960x1536 and a ternary 1536x151936 head, at n = 1 (decode), 72 and 512 (prefill);
 //   F16 x F32 and W8A8 int8 heads 1536x151936 at n = 1 and 72;

@@ -1,10 +1,11 @@
-// What the commands share: flag parsing with its exit codes, a batch of inputs where one
-// failure does not stop the others, and writing an output file (commands.h).
+// What the commands of every tern binary share (cli.h).
+#include "common/cli.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 
-#include "commands.h"
+#include "tern/tern.h"
 
 namespace tern::cli {
 
@@ -42,6 +43,11 @@ Status ForEachInput(const std::vector<std::string>& inputs, const std::string& c
   if (failed == 0) return Status::Ok();
   return Status(first_failure.code(), std::to_string(failed) + " of " +
                                           std::to_string(inputs.size()) + " inputs failed");
+}
+
+int PrintVersion() {
+  std::printf("%s\n", VersionString().c_str());
+  return 0;
 }
 
 }  // namespace tern::cli

@@ -1,4 +1,4 @@
-// tern bench e2e: end-to-end timings (encoder, prefill, decode ms/token, RTF, peak RSS)
+// tern-bench e2e: end-to-end timings (encoder, prefill, decode ms/token, RTF, peak RSS)
 // through the public API, the same figures as `tern transcribe --metrics`.
 //
 // Decoding is forced to run exactly --tokens steps (end-of-turn is ignored), so synthetic
@@ -50,7 +50,7 @@ int BenchE2E(int argc, char** argv) {
   double seconds = 3.5;
   int threads = 0, tokens = 32, repeats = 3, busy = 0;
   bool json = false, fresh = false;
-  CLI::App app{"tern bench e2e: end-to-end timings", "tern bench e2e"};
+  CLI::App app{"tern-bench e2e: end-to-end timings", "tern-bench e2e"};
   app.add_option("--model", mo.model_dir, "model directory");
   app.add_option("--vae", mo.vae_path, "encoder GGUF");
   app.add_option("--lm", mo.lm_path, "decoder GGUF");
@@ -71,7 +71,7 @@ int BenchE2E(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   auto fail = [](const Status& s) {
-    std::fprintf(stderr, "tern bench e2e: %s\n", s.ToString().c_str());
+    std::fprintf(stderr, "tern-bench e2e: %s\n", s.ToString().c_str());
     return s.code() == ErrorCode::kInvalidArgument ? 2 : 1;
   };
   Result<HeadPrecision> precision = HeadPrecisionFromName(head);

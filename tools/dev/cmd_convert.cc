@@ -1,4 +1,4 @@
-// tern convert: rewrites the type ids of I2_S / I8_S tensors between the published
+// tern-dev convert: rewrites the type ids of I2_S / I8_S tensors between the published
 // VibeASR numbering (36/37) and audio.cpp's remap (43/42). Only the 4-byte type field of
 // each such tensor info changes; payloads, offsets and KVs stay byte-identical.
 // Exit codes: 0 ok, 1 file error, 2 usage, 3 `--check` found ids to rewrite.
@@ -38,7 +38,7 @@ int List(const gguf::File& f) {
 int CmdConvert(int argc, char** argv) {
   CLI::App app("Rewrite the GGUF type ids of I2_S/I8_S tensors: published 36/37 (VibeASR) <-> "
                "remapped 43/42 (audio.cpp). Only the 4-byte type fields change.");
-  app.name("tern convert");
+  app.name("tern-dev convert");
   std::string input, output, ids_name = "remapped";
   bool list = false, check = false, in_place = false;
   app.add_option("--input,-i", input, "GGUF file to read")->required();
@@ -64,7 +64,7 @@ int CmdConvert(int argc, char** argv) {
 
   auto f = gguf::File::Open(input);
   if (!f.ok()) {
-    std::fprintf(stderr, "tern convert: %s\n", f.status().ToString().c_str());
+    std::fprintf(stderr, "tern-dev convert: %s\n", f.status().ToString().c_str());
     return 1;
   }
   if (list) return List(**f);
@@ -83,7 +83,7 @@ int CmdConvert(int argc, char** argv) {
   const std::string dest = in_place ? input : output;
   auto n = gguf::RewriteTypeIds(input, dest, target);
   if (!n.ok()) {
-    std::fprintf(stderr, "tern convert: %s\n", n.status().ToString().c_str());
+    std::fprintf(stderr, "tern-dev convert: %s\n", n.status().ToString().c_str());
     return 1;
   }
   std::printf("%s: %zu type fields rewritten to %s ids\n", dest.c_str(), *n, IdsName(target));

@@ -1,6 +1,6 @@
-// `tern bench encoder`: the whole audio encoder (both branches, summed) on 3.5 s and 20 s of
+// `tern-bench encoder`: the whole audio encoder (both branches, summed) on 3.5 s and 20 s of
 // synthetic speech-like audio. The checkpoint is $TERN_BENCH_VAE, else a full-geometry
-// synthetic one written once to $TMPDIR/tern-bench/ (tern synth --geometry full, seed 1).
+// synthetic one written once to $TMPDIR/tern-bench/ (tern-dev synth --geometry full, seed 1).
 // One record per length: median time of Encoder::Run (wall, or with --clock cpu the process
 // CPU time / threads) with its activation buffers kept between runs, as an engine Session
 // keeps them; the warm-up run, which allocates and first touches them, is reported apart.
@@ -77,7 +77,7 @@ std::vector<float> SpeechLike(size_t n) {
 
 int RunEncoderSuite(const Options& o, Sink* sink) {
   if (o.table != nullptr && o.table->isa != kernels::Kernels().isa) {
-    std::fprintf(stderr, "tern bench encoder: the encoder runs on the process ISA (%s); "
+    std::fprintf(stderr, "tern-bench encoder: the encoder runs on the process ISA (%s); "
                  "select another with TERN_ISA, not --isa\n", kernels::IsaName(kernels::Kernels().isa));
     return 1;
   }
@@ -90,7 +90,7 @@ int RunEncoderSuite(const Options& o, Sink* sink) {
     so.seed = 1;
     const Status st = vibeasr::WriteSyntheticEncoder(so, path);
     if (!st.ok()) {
-      std::fprintf(stderr, "tern bench encoder: %s\n", st.ToString().c_str());
+      std::fprintf(stderr, "tern-bench encoder: %s\n", st.ToString().c_str());
       return 1;
     }
   }
@@ -98,7 +98,7 @@ int RunEncoderSuite(const Options& o, Sink* sink) {
   Timer load_timer;
   auto enc = vibeasr::Encoder::Load(path);
   if (!enc.ok()) {
-    std::fprintf(stderr, "tern bench encoder: %s\n", enc.status().ToString().c_str());
+    std::fprintf(stderr, "tern-bench encoder: %s\n", enc.status().ToString().c_str());
     return 1;
   }
   std::fprintf(stderr, "loaded %s in %.0f ms (peak RSS %.0f -> %.0f MB)\n", path.c_str(),
@@ -124,7 +124,7 @@ int RunEncoderSuite(const Options& o, Sink* sink) {
       if (i == 0) first_ms = el;
       if (i > 0) cpu_ms.push_back(ProcessCpuMs() - cpu0);
       if (!f.ok()) {
-        std::fprintf(stderr, "tern bench encoder: %s\n", f.status().ToString().c_str());
+        std::fprintf(stderr, "tern-bench encoder: %s\n", f.status().ToString().c_str());
         return 1;
       }
       if (i > 0) ms.push_back(el);
