@@ -89,7 +89,7 @@ const std::set<std::string>& StandardHeaders() {
       "cfenv", "cfloat", "charconv", "clocale", "csetjmp", "csignal", "chrono", "cinttypes",
       "climits", "cmath", "compare", "complex",
       "concepts", "condition_variable", "cstdarg", "cstddef", "cstdint", "cstdio", "cstdlib",
-      "cstring", "ctime", "deque", "exception", "expected", "filesystem", "format", "forward_list",
+      "cstring", "ctime", "deque", "exception", "expected", "filesystem", "format", "forward_list", "fstream",
       "functional", "future", "initializer_list", "iomanip", "ios", "iosfwd", "iostream",
       "istream", "iterator", "limits", "list", "map", "memory", "memory_resource", "mutex",
       "new", "numbers", "numeric", "optional", "ostream", "queue", "random", "ranges", "ratio",
@@ -102,8 +102,10 @@ const std::set<std::string>& StandardHeaders() {
 
 // Third-party libraries the public API's users (tools/tern, tools/server) may include.
 const std::vector<std::string>& ToolLibraries() {
-  static const std::vector<std::string> v = {"CLI/", "nlohmann/", "boost/", "gtest/",
-                                             "gmock/"};
+  // fcntl.h and unistd.h: tern-server's access log captures file descriptor 2 (pipe, dup2)
+  // so that libraries' messages about a client's file reach stderr only through the log.
+  static const std::vector<std::string> v = {"CLI/",   "nlohmann/", "boost/",  "pybind11/",
+                                             "gtest/", "gmock/",    "fcntl.h", "unistd.h"};
   return v;
 }
 

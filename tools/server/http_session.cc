@@ -1,9 +1,6 @@
 #include "http_session.h"
 
-#include <sys/socket.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <sstream>
 
 #include <boost/asio/dispatch.hpp>
@@ -39,6 +36,9 @@ HttpSession::HttpSession(tcp::socket&& socket, ServerContext& ctx)
   const tcp::endpoint peer = stream_.socket().remote_endpoint(ec);
   if (!ec) entry_.peer = peer.address().to_string() + ":" + std::to_string(peer.port());
   stream_.socket().set_option(tcp::no_delay(true), ec);
+  // Synchronous calls on the socket (the peer checks while a transcription runs) must never
+  // block an I/O thread; asynchronous ones are unaffected.
+  stream_.socket().non_blocking(true, ec);
   ++ctx_.connections;
 }
 
@@ -250,9 +250,15 @@ void HttpSession::OnPeerReadable(beast::error_code ec, uint64_t generation) {
   // Readiness may be reported without data (a wake-up for an edge already consumed): only
   // a peek that sees the end of the stream, or an error, means the client has gone.
   char byte;
-  const ssize_t n = ec ? -1 : ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n < 0 && !ec && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return WatchPeer();
-  if (n <= 0) {
+  beast::error_code peek = ec;
+  size_t n = 0;
+  if (!peek) {  // the socket is in non-blocking mode for synchronous calls (see the constructor)
+    n = stream_.socket().receive(net::buffer(&byte, 1), tcp::socket::message_peek, peek);
+    if (peek == net::error::would_block || peek == net::error::try_again ||
+        peek == net::error::interrupted)
+      return WatchPeer();
+  }
+  if (peek || n == 0) {
     job_->gone = true;
     job_->cancel = true;
     entry_.note = "the client went away: transcription cancelled";

@@ -1,7 +1,5 @@
 #include "listener.h"
 
-#include <sys/socket.h>
-
 #include <csignal>
 #include <thread>
 #include <vector>
@@ -41,8 +39,9 @@ struct Listener::Impl {
              "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
              std::to_string(body.size()) + "\r\n\r\n" + body;
     }();
-    ::send(socket.native_handle(), kBusy.data(), kBusy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     boost::system::error_code ec;
+    socket.non_blocking(true, ec);
+    socket.send(net::buffer(kBusy), 0, ec);  // no SIGPIPE: Asio sends with MSG_NOSIGNAL
     LogEntry e;
     const tcp::endpoint peer = socket.remote_endpoint(ec);
     if (!ec) e.peer = peer.address().to_string() + ":" + std::to_string(peer.port());

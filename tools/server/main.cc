@@ -5,10 +5,9 @@
 // --max-waiting more requests wait for one, and any further request gets 503 at once.
 // Prints "tern-server: listening on http://HOST:PORT" on stdout when ready (--port 0 picks
 // a free port); SIGINT/SIGTERM stop it within --shutdown-grace + 1 s, exit status 0.
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <string>
@@ -115,7 +114,7 @@ tern::Status Serve(Flags& f) {
   if (pool->running() > 0 || pool->waiting() > 0) {
     log.Note("server", "exiting with cancelled work still winding down");
     std::fflush(nullptr);
-    _exit(0);
+    std::_Exit(0);
   }
   listener.reset();  // connections first: their jobs' closures refer to them
   pool.reset();
