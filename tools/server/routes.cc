@@ -283,7 +283,10 @@ Outcome RunTranscription(Session& session, const ServerConfig& config,
   if (sink == nullptr) {
     Result<Transcript> t = session.Transcribe(*audio, o);
     if (!t.ok()) {
-      out.reply = ErrorReply(config, t.status());
+      // Cancelled: the client has gone (nobody reads this) or the server is shutting down.
+      out.reply = t.status().code() == ErrorCode::kCancelled
+                      ? JsonError(503, "the transcription was cancelled: the server is shutting down")
+                      : ErrorReply(config, t.status());
       out.note = t.status().message();
       return out;
     }
