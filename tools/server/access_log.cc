@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <ctime>
 
 namespace tern::server {
@@ -39,12 +40,31 @@ std::string Clean(std::string_view s, size_t max) {
   return out;
 }
 
+// For a fatal signal (a failed internal check aborts): what is still in the pipe, the
+// process's last words, goes straight to the real stderr before the process dies, since the
+// reader thread dies with it. Only async-signal-safe calls.
+int g_pipe_read = -1;
+int g_saved_fd = -1;
+
+void DrainOnFatalSignal(int sig) {
+  if (g_pipe_read >= 0 && g_saved_fd >= 0) {
+    fcntl(g_pipe_read, F_SETFL, O_NONBLOCK);
+    char buf[4096];
+    for (ssize_t n; (n = read(g_pipe_read, buf, sizeof buf)) > 0;)
+      if (write(g_saved_fd, buf, static_cast<size_t>(n)) < 0) break;
+  }
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
 }  // namespace
 
 AccessLog::AccessLog(bool quiet) : quiet_(quiet) {}
 
 AccessLog::~AccessLog() {
   if (saved_fd_ < 0) return;
+  for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
+  g_pipe_read = g_saved_fd = -1;
   std::fflush(stderr);
   dup2(saved_fd_, 2);  // closes the pipe's write end: the reader sees the end and stops
   if (reader_.joinable()) reader_.join();
@@ -66,6 +86,9 @@ bool AccessLog::CaptureStderr() {
   dup2(fds[1], 2);
   close(fds[1]);
   pipe_read_ = fds[0];
+  g_pipe_read = pipe_read_;
+  g_saved_fd = saved_fd_;
+  for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, DrainOnFatalSignal);
   reader_ = std::thread([this] {
     std::string pending;
     char buf[4096];

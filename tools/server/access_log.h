@@ -4,7 +4,8 @@
 // the request's first byte to its last response byte, and a quoted note when there is one
 // (why it failed). Anything else written to stderr while the server runs (the MP3 decoder's
 // complaints about a client's file, say) is captured and logged as `- stderr "line"`, so a
-// client's bytes never reach stderr except through this log. --quiet drops all of it.
+// client's bytes never reach stderr except through this log. --quiet drops all of it. On a
+// fatal signal, whatever is still in the capture goes to the real stderr unformatted.
 #pragma once
 
 #include <cstdio>
