@@ -253,7 +253,7 @@ def _check_args(a: argparse.Namespace) -> List[str]:
     return formats
 
 
-EXTENSIONS = {"txt": ".txt", "json": ".json", "verbose_json": ".json", "srt": ".srt", "vtt": ".vtt"}
+EXTENSIONS = {"txt": ".txt", "json": ".json", "verbose_json": ".verbose.json", "srt": ".srt", "vtt": ".vtt"}
 
 
 def run(a: argparse.Namespace) -> int:

@@ -12,14 +12,13 @@ import pytest
 import tern
 from conftest import MODEL, SAMPLES, read_wav, run_cli, write_wav
 
-FORMATS = {"txt": ".txt", "json": ".json", "verbose_json": ".json", "srt": ".srt", "vtt": ".vtt"}
+FORMATS = {"txt": ".txt", "json": ".json", "verbose_json": ".verbose.json", "srt": ".srt", "vtt": ".vtt"}
 # verbose_json fields that measure this run (times, memory) rather than describe the result.
 MEASURED = ("timings_ms", "rtf", "peak_rss_bytes")
 
 
 def cli_outputs(tmp_path, audio, *flags):
-    """The CLI's txt, json, srt, vtt bytes and verbose_json for one input (each its own run:
-    verbose_json and json share the .json extension)."""
+    """The CLI's txt, json, srt, vtt bytes and verbose_json for one input, each its own run."""
     out = {}
     for fmt in FORMATS:
         d = tmp_path / fmt
