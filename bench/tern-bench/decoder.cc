@@ -8,7 +8,6 @@
 // wGB/s counts the weight bytes streamed per row (ternary projections + head). The int8 vs
 // F16 head top-1 agreement and max logit error over the decode steps go to stderr.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -18,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "base/huge_buffer.h"
 #include "base/timer.h"
 #include "bench.h"
 #include "gguf/gguf.h"
@@ -62,46 +60,24 @@ double CpuMs() {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-// DRAM read bandwidth of this machine right now with `pool`: a plain sum over 256 MB (more
-// than any LLC), so decode times can be read against the bytes they must stream. In huge
-// pages, as the packed weights are (base/huge_buffer.h).
-double StreamGBs(ThreadPool& pool) {
-  constexpr size_t kBytes = size_t{256} << 20;
-  HugeBuffer mem = HugeBuffer::Allocate(kBytes);
-  if (mem.size() != kBytes) return 0;
-  auto* words = reinterpret_cast<uint64_t*>(mem.data());
-  const int64_t n_words = static_cast<int64_t>(kBytes / 8);
-  std::fill(words, words + n_words, uint64_t{1});
-  std::atomic<uint64_t> sink{0};  // keeps the sums alive
-  std::vector<double> ms;
-  for (int rep = 0; rep < 4; ++rep) {
-    Timer t;
-    pool.ParallelFor(n_words, 4096, [&](int64_t b, int64_t e) {
-      uint64_t s = 0;
-      for (int64_t i = b; i < e; ++i) s += words[i];
-      sink.fetch_add(s, std::memory_order_relaxed);
-    });
-    ms.push_back(t.ElapsedMs());
-  }
-  std::sort(ms.begin(), ms.end());
-  return kBytes / (ms[1] * 1e6);
-}
-
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
 
+// Ternary weights of the projections (one int8 MAC each per row).
+double TernaryParams(const vibeasr::DecoderConfig& c) {
+  return static_cast<double>(c.layers) *
+         (static_cast<double>(c.hidden) * (2 * c.hidden + 2 * c.kv_heads * c.head_dim) +
+          3.0 * static_cast<double>(c.hidden) * c.ffn);
+}
+
 // Bytes of weights one row streams: the packed ternary matrices and the head.
 double WeightBytes(const vibeasr::Decoder& d) {
   const auto& c = d.config();
-  const double ternary =
-      static_cast<double>(c.layers) *
-      (static_cast<double>(c.hidden) * (2 * c.hidden + 2 * c.kv_heads * c.head_dim) +
-       3.0 * static_cast<double>(c.hidden) * c.ffn) / 4.0;
   const double head = static_cast<double>(c.vocab) * c.hidden *
                       (d.head_mode() == vibeasr::HeadMode::kInt8 ? 1.0 : 2.0);
-  return ternary + head;
+  return TernaryParams(c) / 4.0 + head;
 }
 
 int RunDecoderSuite(const Options& o, Sink* sink) {
@@ -205,10 +181,10 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
                  "%.2f ms/token wall / %.2f ms CPU per token\n", head, o.threads,
                  Median(prefill), Median(prefill_cpu), Median(decode), Median(decode_cpu));
     const double wbytes = WeightBytes(**dec);
-    const double gbs = StreamGBs(pool);
+    const double gbs = o.limits != nullptr ? o.limits->ReadGbs(o.threads) : 0;
     if (gbs > 0)
-      std::fprintf(stderr, "%s head: %.0f MB of weights per token; a plain %d-thread read runs at "
-                   "%.1f GB/s now, i.e. %.1f ms for those bytes\n", head, wbytes / 1e6,
+      std::fprintf(stderr, "%s head: %.0f MB of weights per token; the %d-thread streaming read "
+                   "runs at %.1f GB/s, i.e. %.1f ms for those bytes\n", head, wbytes / 1e6,
                    o.threads, gbs, wbytes / (gbs * 1e6));
     Record rp;
     rp.kernel = std::string("decoder/prefill130/") + head;
@@ -221,6 +197,10 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
     rp.reps = reps;
     rp.median_us = Median(prefill) * 1e3;
     rp.weight_gbs = wbytes / (rp.median_us * 1e3);
+    // Prefill is compute-bound: every row multiplies every ternary weight, the head runs once.
+    rp.gops = 2.0 * (TernaryParams(c) * static_cast<double>(rp.n) +
+                     static_cast<double>(c.vocab) * c.hidden) / (rp.median_us * 1e3);
+    rp.ratio_to = RatioTo::kInt8Peak;
     if (o.filter.empty() || rp.kernel.find(o.filter) != std::string::npos) sink->Emit(rp);
     Record rd = rp;
     rd.kernel = std::string("decoder/decode/") + head;
@@ -228,6 +208,9 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
     rd.reps = kSteps;
     rd.median_us = Median(decode) * 1e3;
     rd.weight_gbs = wbytes / (rd.median_us * 1e3);
+    rd.gops = 2.0 * (TernaryParams(c) + static_cast<double>(c.vocab) * c.hidden) /
+              (rd.median_us * 1e3);
+    rd.ratio_to = RatioTo::kReadBw;
     if (o.filter.empty() || rd.kernel.find(o.filter) != std::string::npos) sink->Emit(rd);
   }
   return 0;
