@@ -29,6 +29,7 @@ struct Options {
   int min_reps = 5;
   int busy = 0;               // --busy: competing threads (BusyThreads) during the suite
   const MachineLimits* limits = nullptr;  // measured at the start of the run
+  std::vector<int> streams;   // decoder: --streams B,... (batched decode steps)
 };
 
 // `--busy N`: N threads spinning on arithmetic for as long as the object lives, standing in

@@ -7,12 +7,14 @@
 // "decoder/decode/<head>" (median ms per decoded token over 32 steps after that prompt).
 // wGB/s counts the weight bytes streamed per row (ternary projections + head). The int8 vs
 // F16 head top-1 agreement and max logit error over the decode steps go to stderr.
+// With --streams B,...: batched decode steps instead (RunStreams), "decoder/streams/int8".
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -80,6 +82,81 @@ double WeightBytes(const vibeasr::Decoder& d) {
   return TernaryParams(c) / 4.0 + head;
 }
 
+// `--streams B,...`: B independent sequences decoded together (vibeasr::DecoderBatch), int8
+// head. One 130-row prompt is prefilled once and the state copied B times; each copy then
+// decodes its own random tokens, so the sequences share nothing but the weights. One record
+// per B: median ms per batched step over kSteps steps after two warm-up steps.
+int RunStreams(const Options& o, const gguf::File& file, ThreadPool& pool, Sink* sink) {
+  constexpr int kText0 = 26, kFrames = 83, kText1 = 21, kSteps = 16, kWarm = 2;
+  Timer load;
+  auto dec = vibeasr::Decoder::Load(file, vibeasr::HeadMode::kInt8, &pool);
+  if (!dec.ok()) {
+    std::fprintf(stderr, "tern-bench decoder: %s\n", dec.status().ToString().c_str());
+    return 1;
+  }
+  const auto& c = (*dec)->config();
+  std::fprintf(stderr, "int8 head: loaded in %.0f ms\n", load.ElapsedMs());
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.0f, 0.3f);
+  std::vector<std::vector<float>> frames(kFrames, std::vector<float>(c.hidden));
+  for (auto& f : frames) {
+    for (auto& x : f) x = nd(rng);
+  }
+  std::vector<vibeasr::DecoderInput> prompt;
+  int32_t pos = 0;
+  for (int i = 0; i < kText0; ++i) prompt.push_back({int32_t(rng() % 151643), nullptr, pos++});
+  for (auto& f : frames) prompt.push_back({-1, f.data(), pos++});
+  for (int i = 0; i < kText1; ++i) prompt.push_back({int32_t(rng() % 151643), nullptr, pos++});
+  vibeasr::DecoderState base(**dec, static_cast<int64_t>(prompt.size()) + kSteps + kWarm + 1);
+  std::vector<float> logits;
+  if (Status s = base.Prefill(prompt, pool, &logits); !s.ok()) {
+    std::fprintf(stderr, "tern-bench decoder: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  const double wbytes = WeightBytes(**dec);
+  for (int b : o.streams) {
+    std::vector<std::unique_ptr<vibeasr::DecoderState>> states;
+    std::vector<std::vector<float>> out(static_cast<size_t>(b));
+    for (int i = 0; i < b; ++i) states.push_back(std::make_unique<vibeasr::DecoderState>(base));
+    vibeasr::DecoderBatch batch(**dec, b);
+    std::vector<double> ms;
+    for (int step = 0; step < kWarm + kSteps; ++step) {
+      std::vector<vibeasr::BatchStep> steps;
+      for (int i = 0; i < b; ++i) {
+        steps.push_back({states[i].get(), int32_t(rng() % 151643), pos + step, &out[i]});
+      }
+      Timer t;
+      const double cpu0 = CpuMs();
+      if (Status s = batch.Step(steps, pool); !s.ok()) {
+        std::fprintf(stderr, "tern-bench decoder: %s\n", s.ToString().c_str());
+        return 1;
+      }
+      const double wall = t.ElapsedMs(), cpu = (CpuMs() - cpu0) / o.threads;
+      if (step >= kWarm) ms.push_back(o.clock == "cpu" ? cpu : wall);
+    }
+    Record r;
+    r.kernel = "decoder/streams/int8";
+    r.isa = kernels::IsaName(kernels::Kernels().isa);
+    r.k = c.hidden;
+    r.n_rows = c.layers;
+    r.n = b;
+    r.streams = b;
+    r.threads = o.threads;
+    r.mode = "cold";
+    r.clock = o.clock;
+    r.reps = kSteps;
+    r.median_us = Median(ms) * 1e3;
+    r.weight_gbs = wbytes / (r.median_us * 1e3);
+    r.gops = 2.0 * b * (TernaryParams(c) + static_cast<double>(c.vocab) * c.hidden) /
+             (r.median_us * 1e3);
+    r.ratio_to = RatioTo::kReadBw;
+    std::fprintf(stderr, "streams %d: %.2f ms/step, %.1f tokens/s\n", b, Median(ms),
+                 b * 1e3 / Median(ms));
+    sink->Emit(r);
+  }
+  return 0;
+}
+
 int RunDecoderSuite(const Options& o, Sink* sink) {
   if (o.table != nullptr && o.table->isa != kernels::Kernels().isa) {
     std::fprintf(stderr, "tern-bench decoder: the decoder runs on the process ISA (%s); "
@@ -98,6 +175,7 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
     return 1;
   }
   ThreadPool pool(o.threads);
+  if (!o.streams.empty()) return RunStreams(o, **file, pool, sink);
   constexpr int kText0 = 26, kFrames = 83, kText1 = 21, kSteps = 32;
   std::vector<int32_t> forced;  // decode tokens, fixed by the first (F16) run
   std::vector<std::vector<float>> f16_logits;

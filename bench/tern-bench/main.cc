@@ -162,6 +162,11 @@ int RunBench(int argc, char** argv) {
       ->check(CLI::Range(0.0, 600.0));
   app.add_option("--min-reps", opt.min_reps, "minimum repetitions per case")
       ->check(CLI::Range(1, 100000));
+  app.add_option("--streams", opt.streams,
+                 "decoder: sequences decoded together per step, e.g. 1,2,4,8,16 (one record "
+                 "per count; int8 head)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 256));
   app.add_option("--busy", opt.busy,
                  "run N competing busy threads during the suite (a shared machine on purpose)")
       ->check(CLI::Range(0, 256));
