@@ -63,6 +63,12 @@ TEST(BenchSmoke, LimitsRejectsAnUnknownIsaByName) {
   EXPECT_NE(r.err.find("sse9"), std::string::npos) << r.err;
 }
 
+TEST(BenchSmoke, StreamsOutsideTheDecoderSuiteIsAUsageError) {
+  const CmdRun r = RunBench("", "kernels --streams 2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--streams"), std::string::npos) << r.err;
+}
+
 TEST(BenchSmoke, DecoderStreamsPrintsOneRecordPerStreamCount) {
   const std::string lm = std::string(TERN_SYNTH_DIR) + "/published/vibeasr-lm-i2_s-embed-q6_k.gguf";
   const CmdRun r =

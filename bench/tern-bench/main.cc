@@ -176,6 +176,10 @@ int RunBench(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
+  if (!opt.streams.empty() && suite_name != "decoder") {
+    std::fprintf(stderr, "tern-bench: --streams applies to the decoder suite only\n");
+    return 2;
+  }
   // Resolve the ISA up front so a bad TERN_ISA / --isa is reported, not aborted on.
   Result<kernels::Isa> isa =
       isa_name.empty() ? kernels::SelectIsa() : kernels::IsaFromName(isa_name);

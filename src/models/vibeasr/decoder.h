@@ -1,7 +1,8 @@
 // The VibeASR text decoder: Qwen2 with ternary (I2_S) projections (spec 4).
 //
 // Decoder is immutable after Load and may be shared by many DecoderStates (one per session).
-// DecoderState owns the F16 KV cache and the scratch buffers of one sequence.
+// DecoderState owns the F16 KV cache and the scratch buffers of one sequence; DecoderBatch
+// steps several DecoderStates by one token each in one forward pass.
 //
 // Per layer, for a batch of rows x (spec 4.2):
 //   h = RMSNorm(x) * attn_norm;  q,k,v = I2S(W{q,k,v}, h) + b{q,k,v}  (h quantized once)
