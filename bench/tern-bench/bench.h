@@ -5,12 +5,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "machine_limits.h"
 
 namespace tern::cli::bench {
 
@@ -26,6 +28,8 @@ struct Options {
   double min_seconds = 0.3;   // per case: at least this long and at least `min_reps` reps
   int min_reps = 5;
   int busy = 0;               // --busy: competing threads (BusyThreads) during the suite
+  const MachineLimits* limits = nullptr;  // measured at the start of the run
+  std::vector<int> streams;   // decoder: --streams B,... (batched decode steps)
 };
 
 // `--busy N`: N threads spinning on arithmetic for as long as the object lives, standing in
@@ -43,6 +47,13 @@ class BusyThreads {
   std::vector<std::thread> threads_;
 };
 
+// What a record's ratio is read against (the machine's limits, measured in the same run):
+//   kInt8Peak:  gops / int8 peak at the record's threads (GEMMs, prefill)
+//   kReadBw:    weight_gbs / streaming-read bandwidth (GEMVs, decode steps)
+//   kInt8Floor: time / (MACs / int8 peak) = peak / gops, >= 1 (the encoder)
+enum class RatioTo { kNone, kInt8Peak, kReadBw, kInt8Floor };
+const char* RatioToName(RatioTo r);  // "", "int8_peak", "read_bw", "int8_floor"
+
 // One measured case. gops = 2*K*N*n / time; weight_gbs = weight bytes read / time.
 struct Record {
   std::string kernel;
@@ -53,16 +64,17 @@ struct Record {
   std::string clock;
   int reps = 0;
   double median_us = 0, gops = 0, weight_gbs = 0;
+  RatioTo ratio_to = RatioTo::kNone;
+  double limit = 0, ratio = 0;  // filled by Sink::Emit from Options::limits
+  int streams = 0;              // decoder --streams: sequences advanced per step
 };
 
 // Suites call Emit() for each finished case (the table prints as it goes).
 struct Sink {
   std::vector<Record> records;
   std::function<void(const Record&)> on_record;
-  void Emit(const Record& r) {
-    records.push_back(r);
-    if (on_record) on_record(r);
-  }
+  const MachineLimits* limits = nullptr;
+  void Emit(Record r);
 };
 
 // Runs the suite, emitting records; returns 0 or an exit code after printing an error.
@@ -80,6 +92,9 @@ struct Suite {
 };
 
 std::vector<Suite>& Registry();
+
+// One line naming the limits and the probes that measured them.
+void PrintLimits(FILE* f, const MachineLimits& m);
 
 struct Registrar {
   explicit Registrar(const Suite& s) { Registry().push_back(s); }

@@ -7,18 +7,18 @@
 // "decoder/decode/<head>" (median ms per decoded token over 32 steps after that prompt).
 // wGB/s counts the weight bytes streamed per row (ternary projections + head). The int8 vs
 // F16 head top-1 agreement and max logit error over the decode steps go to stderr.
+// With --streams B,...: batched decode steps instead (RunStreams), "decoder/streams/int8".
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "base/huge_buffer.h"
 #include "base/timer.h"
 #include "bench.h"
 #include "gguf/gguf.h"
@@ -62,46 +62,99 @@ double CpuMs() {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-// DRAM read bandwidth of this machine right now with `pool`: a plain sum over 256 MB (more
-// than any LLC), so decode times can be read against the bytes they must stream. In huge
-// pages, as the packed weights are (base/huge_buffer.h).
-double StreamGBs(ThreadPool& pool) {
-  constexpr size_t kBytes = size_t{256} << 20;
-  HugeBuffer mem = HugeBuffer::Allocate(kBytes);
-  if (mem.size() != kBytes) return 0;
-  auto* words = reinterpret_cast<uint64_t*>(mem.data());
-  const int64_t n_words = static_cast<int64_t>(kBytes / 8);
-  std::fill(words, words + n_words, uint64_t{1});
-  std::atomic<uint64_t> sink{0};  // keeps the sums alive
-  std::vector<double> ms;
-  for (int rep = 0; rep < 4; ++rep) {
-    Timer t;
-    pool.ParallelFor(n_words, 4096, [&](int64_t b, int64_t e) {
-      uint64_t s = 0;
-      for (int64_t i = b; i < e; ++i) s += words[i];
-      sink.fetch_add(s, std::memory_order_relaxed);
-    });
-    ms.push_back(t.ElapsedMs());
-  }
-  std::sort(ms.begin(), ms.end());
-  return kBytes / (ms[1] * 1e6);
-}
-
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
 
+// Ternary weights of the projections (one int8 MAC each per row).
+double TernaryParams(const vibeasr::DecoderConfig& c) {
+  return static_cast<double>(c.layers) *
+         (static_cast<double>(c.hidden) * (2 * c.hidden + 2 * c.kv_heads * c.head_dim) +
+          3.0 * static_cast<double>(c.hidden) * c.ffn);
+}
+
 // Bytes of weights one row streams: the packed ternary matrices and the head.
 double WeightBytes(const vibeasr::Decoder& d) {
   const auto& c = d.config();
-  const double ternary =
-      static_cast<double>(c.layers) *
-      (static_cast<double>(c.hidden) * (2 * c.hidden + 2 * c.kv_heads * c.head_dim) +
-       3.0 * static_cast<double>(c.hidden) * c.ffn) / 4.0;
   const double head = static_cast<double>(c.vocab) * c.hidden *
                       (d.head_mode() == HeadPrecision::kInt8 ? 1.0 : 2.0);
-  return ternary + head;
+  return TernaryParams(c) / 4.0 + head;
+}
+
+// `--streams B,...`: B independent sequences decoded together (vibeasr::DecoderBatch), int8
+// head. One 130-row prompt is prefilled once and the state copied B times; each copy then
+// decodes its own random tokens, so the sequences share nothing but the weights. One record
+// per B: median ms per batched step over kSteps steps after two warm-up steps.
+int RunStreams(const Options& o, const gguf::File& file, ThreadPool& pool, Sink* sink) {
+  constexpr int kText0 = 26, kFrames = 83, kText1 = 21, kSteps = 16, kWarm = 2;
+  Timer load;
+  auto dec = vibeasr::Decoder::Load(file, HeadPrecision::kInt8, &pool);
+  if (!dec.ok()) {
+    std::fprintf(stderr, "tern-bench decoder: %s\n", dec.status().ToString().c_str());
+    return 1;
+  }
+  const auto& c = (*dec)->config();
+  std::fprintf(stderr, "int8 head: loaded in %.0f ms\n", load.ElapsedMs());
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.0f, 0.3f);
+  std::vector<std::vector<float>> frames(kFrames, std::vector<float>(c.hidden));
+  for (auto& f : frames) {
+    for (auto& x : f) x = nd(rng);
+  }
+  std::vector<vibeasr::DecoderInput> prompt;
+  int32_t pos = 0;
+  for (int i = 0; i < kText0; ++i) prompt.push_back({int32_t(rng() % 151643), nullptr, pos++});
+  for (auto& f : frames) prompt.push_back({-1, f.data(), pos++});
+  for (int i = 0; i < kText1; ++i) prompt.push_back({int32_t(rng() % 151643), nullptr, pos++});
+  vibeasr::DecoderState base(**dec, static_cast<int64_t>(prompt.size()) + kSteps + kWarm + 1);
+  std::vector<float> logits;
+  if (Status s = base.Prefill(prompt, pool, &logits); !s.ok()) {
+    std::fprintf(stderr, "tern-bench decoder: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  const double wbytes = WeightBytes(**dec);
+  for (int b : o.streams) {
+    std::vector<std::unique_ptr<vibeasr::DecoderState>> states;
+    std::vector<std::vector<float>> out(static_cast<size_t>(b));
+    for (int i = 0; i < b; ++i) states.push_back(std::make_unique<vibeasr::DecoderState>(base));
+    vibeasr::DecoderBatch batch(**dec, b);
+    std::vector<double> ms;
+    for (int step = 0; step < kWarm + kSteps; ++step) {
+      std::vector<vibeasr::BatchStep> steps;
+      for (int i = 0; i < b; ++i) {
+        steps.push_back({states[i].get(), int32_t(rng() % 151643), pos + step, &out[i]});
+      }
+      Timer t;
+      const double cpu0 = CpuMs();
+      if (Status s = batch.Step(steps, pool); !s.ok()) {
+        std::fprintf(stderr, "tern-bench decoder: %s\n", s.ToString().c_str());
+        return 1;
+      }
+      const double wall = t.ElapsedMs(), cpu = (CpuMs() - cpu0) / o.threads;
+      if (step >= kWarm) ms.push_back(o.clock == "cpu" ? cpu : wall);
+    }
+    Record r;
+    r.kernel = "decoder/streams/int8";
+    r.isa = kernels::IsaName(kernels::Kernels().isa);
+    r.k = c.hidden;
+    r.n_rows = c.layers;
+    r.n = b;
+    r.streams = b;
+    r.threads = o.threads;
+    r.mode = "cold";
+    r.clock = o.clock;
+    r.reps = kSteps;
+    r.median_us = Median(ms) * 1e3;
+    r.weight_gbs = wbytes / (r.median_us * 1e3);
+    r.gops = 2.0 * b * (TernaryParams(c) + static_cast<double>(c.vocab) * c.hidden) /
+             (r.median_us * 1e3);
+    r.ratio_to = RatioTo::kReadBw;
+    std::fprintf(stderr, "streams %d: %.2f ms/step, %.1f tokens/s\n", b, Median(ms),
+                 b * 1e3 / Median(ms));
+    sink->Emit(r);
+  }
+  return 0;
 }
 
 int RunDecoderSuite(const Options& o, Sink* sink) {
@@ -122,6 +175,7 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
     return 1;
   }
   ThreadPool pool(o.threads);
+  if (!o.streams.empty()) return RunStreams(o, **file, pool, sink);
   constexpr int kText0 = 26, kFrames = 83, kText1 = 21, kSteps = 32;
   std::vector<int32_t> forced;  // decode tokens, fixed by the first (F16) run
   std::vector<std::vector<float>> f16_logits;
@@ -205,10 +259,10 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
                  "%.2f ms/token wall / %.2f ms CPU per token\n", head, o.threads,
                  Median(prefill), Median(prefill_cpu), Median(decode), Median(decode_cpu));
     const double wbytes = WeightBytes(**dec);
-    const double gbs = StreamGBs(pool);
+    const double gbs = o.limits != nullptr ? o.limits->ReadGbs(o.threads) : 0;
     if (gbs > 0)
-      std::fprintf(stderr, "%s head: %.0f MB of weights per token; a plain %d-thread read runs at "
-                   "%.1f GB/s now, i.e. %.1f ms for those bytes\n", head, wbytes / 1e6,
+      std::fprintf(stderr, "%s head: %.0f MB of weights per token; the %d-thread streaming read "
+                   "runs at %.1f GB/s, i.e. %.1f ms for those bytes\n", head, wbytes / 1e6,
                    o.threads, gbs, wbytes / (gbs * 1e6));
     Record rp;
     rp.kernel = std::string("decoder/prefill130/") + head;
@@ -221,6 +275,10 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
     rp.reps = reps;
     rp.median_us = Median(prefill) * 1e3;
     rp.weight_gbs = wbytes / (rp.median_us * 1e3);
+    // Prefill is compute-bound: every row multiplies every ternary weight, the head runs once.
+    rp.gops = 2.0 * (TernaryParams(c) * static_cast<double>(rp.n) +
+                     static_cast<double>(c.vocab) * c.hidden) / (rp.median_us * 1e3);
+    rp.ratio_to = RatioTo::kInt8Peak;
     if (o.filter.empty() || rp.kernel.find(o.filter) != std::string::npos) sink->Emit(rp);
     Record rd = rp;
     rd.kernel = std::string("decoder/decode/") + head;
@@ -228,6 +286,9 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
     rd.reps = kSteps;
     rd.median_us = Median(decode) * 1e3;
     rd.weight_gbs = wbytes / (rd.median_us * 1e3);
+    rd.gops = 2.0 * (TernaryParams(c) + static_cast<double>(c.vocab) * c.hidden) /
+              (rd.median_us * 1e3);
+    rd.ratio_to = RatioTo::kReadBw;
     if (o.filter.empty() || rd.kernel.find(o.filter) != std::string::npos) sink->Emit(rd);
   }
   return 0;

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "bench.h"
+#include "kernels/kernels.h"
+#include "machine_limits.h"
 #include "tern/tern.h"
 
 namespace tern::cli {
@@ -81,6 +83,11 @@ int BenchE2E(int argc, char** argv) {
   if (tokens < 1 || repeats < 1 || !(seconds > 0))
     return fail(InvalidArgumentError("--tokens, --repeats and --seconds must be positive"));
 
+  Result<kernels::Isa> isa = kernels::SelectIsa();
+  if (!isa.ok()) return fail(isa.status());
+  // The machine's limits first, in the same run, before any competing threads start.
+  const bench::MachineLimits limits = bench::MeasureLimits(*isa);
+  if (!json) bench::PrintLimits(stdout, limits);
   bench::BusyThreads competing(busy);
   Result<std::shared_ptr<const Model>> model = Model::Load(mo);
   if (!model.ok()) return fail(model.status());
@@ -114,19 +121,33 @@ int BenchE2E(int argc, char** argv) {
   }
   const double rss_mb = static_cast<double>(last.metrics.peak_rss_bytes) / 1e6;
   const ModelInfo& info = (*model)->info();
+  // Decode against the bytes one token streams (packed ternary projections and the head) at
+  // the read bandwidth of the threads used: 1 = at the bandwidth, less = slower than it.
+  const double head_dim = info.heads > 0 ? static_cast<double>(info.hidden) / info.heads : 0;
+  const double weight_bytes =
+      static_cast<double>(info.layers) *
+          (static_cast<double>(info.hidden) * (2.0 * info.hidden + 2.0 * info.kv_heads * head_dim) +
+           3.0 * static_cast<double>(info.hidden) * info.ffn) / 4.0 +
+      static_cast<double>(info.vocab) * info.hidden * (info.head == "int8" ? 1.0 : 2.0);
+  const double read_gbs = limits.ReadGbs(last.threads);
+  const double decode_ratio =
+      Median(dec) > 0 && read_gbs > 0 ? weight_bytes / (Median(dec) * 1e6) / read_gbs : 0;
   if (json) {
     std::printf(
         "{\"bench\":\"e2e\",\"audio_s\":%.3f,\"frames\":%lld,\"prompt_tokens\":%lld,"
         "\"prompt_reused_tokens\":%lld,"
         "\"decode_tokens\":%lld,\"threads\":%d,\"isa\":\"%s\",\"head\":\"%s\","
         "\"load_ms\":%.1f,\"encoder_ms\":%.1f,\"prefill_ms\":%.1f,\"decode_ms_per_token\":%.2f,"
-        "\"wall_ms\":%.1f,\"rtf\":%.4f,\"peak_rss_mb\":%.1f,\"repeats\":%d}\n",
+        "\"wall_ms\":%.1f,\"rtf\":%.4f,\"peak_rss_mb\":%.1f,\"repeats\":%d,"
+        "\"decode_weight_gbs\":%.2f,\"read_gbs\":%.2f,\"decode_ratio_read_bw\":%.3f,"
+        "\"int8_gops_1t\":%.1f,\"int8_gops_all\":%.1f}\n",
         last.duration_s, static_cast<long long>(last.frames),
         static_cast<long long>(last.metrics.prompt_tokens),
         static_cast<long long>(last.metrics.prompt_reused_tokens),
         static_cast<long long>(last.metrics.decode_tokens), last.threads, last.isa.c_str(),
         info.head.c_str(), info.load_ms, Median(enc), Median(pre), Median(dec), Median(wall),
-        Median(rtf), rss_mb, repeats);
+        Median(rtf), rss_mb, repeats, weight_bytes / (Median(dec) * 1e6), read_gbs,
+        decode_ratio, limits.int8_gops_1t, limits.int8_gops_all);
   } else {
     std::printf("e2e: audio %.2f s, %lld frames, prompt %lld tokens (%lld reused), %lld decode "
                 "steps, %d threads, isa %s, head %s\n",
@@ -139,6 +160,9 @@ int BenchE2E(int argc, char** argv) {
                 "wall %.1f ms | RTF %.4f | peak RSS %.1f MB   (medians of %d)\n",
                 info.load_ms, Median(enc), Median(pre), Median(dec), Median(wall), Median(rtf),
                 rss_mb, repeats);
+    std::printf("  decode streams %.0f MB of weights per token: %.2f GB/s = %.2f of the %.1f GB/s "
+                "read bandwidth at %d threads\n", weight_bytes / 1e6,
+                weight_bytes / (Median(dec) * 1e6), decode_ratio, read_gbs, last.threads);
   }
   return 0;
 }

@@ -151,6 +151,7 @@ int RunEncoderSuite(const Options& o, Sink* sink) {
     r.reps = reps;
     r.median_us = med * 1e3;
     r.gops = 2 * macs / (med * 1e6);
+    r.ratio_to = RatioTo::kInt8Floor;  // ms / (MACs / int8 peak)
     sink->Emit(r);
     std::fprintf(stderr,
                  "  %s: median wall %.1f ms, median process CPU %.1f ms (all threads); first "

@@ -86,6 +86,13 @@ Record MakeRecord(const Options& o, const Shape& s, const std::string& mode, int
   r.median_us = us;
   r.gops = 2.0 * s.k * s.nr * s.n / (us * 1e3);
   r.weight_gbs = static_cast<double>(weight_bytes) / (us * 1e3);
+  // A GEMV streams its weights once per call; a GEMM reuses each byte n times and is read
+  // against the int8 peak (the F16 GEMM against none: it is not an int8 computation).
+  if (s.n == 1) {
+    r.ratio_to = RatioTo::kReadBw;
+  } else if (std::string(s.kernel).rfind("f16", 0) != 0) {
+    r.ratio_to = RatioTo::kInt8Peak;
+  }
   return r;
 }
 

@@ -23,6 +23,48 @@ std::vector<Suite>& Registry() {
   return suites;
 }
 
+const char* RatioToName(RatioTo r) {
+  switch (r) {
+    case RatioTo::kInt8Peak: return "int8_peak";
+    case RatioTo::kReadBw: return "read_bw";
+    case RatioTo::kInt8Floor: return "int8_floor";
+    case RatioTo::kNone: break;
+  }
+  return "";
+}
+
+void Sink::Emit(Record r) {
+  if (limits != nullptr) {
+    switch (r.ratio_to) {
+      case RatioTo::kInt8Peak:
+        r.limit = limits->Int8Gops(r.threads);
+        r.ratio = r.limit > 0 ? r.gops / r.limit : 0;
+        break;
+      case RatioTo::kReadBw:
+        r.limit = limits->ReadGbs(r.threads);
+        r.ratio = r.limit > 0 ? r.weight_gbs / r.limit : 0;
+        break;
+      case RatioTo::kInt8Floor:
+        r.limit = limits->Int8Gops(r.threads);
+        r.ratio = r.gops > 0 ? r.limit / r.gops : 0;
+        break;
+      case RatioTo::kNone:
+        break;
+    }
+  }
+  records.push_back(r);
+  if (on_record) on_record(records.back());
+}
+
+void PrintLimits(FILE* f, const MachineLimits& m) {
+  std::fprintf(f, "limits (%s, %.1f s): int8 peak %.1f GOPS/thread, %.1f GOPS at %d threads "
+               "[%s]; streaming read %.1f GB/s at 1 thread, %.1f GB/s at %d [%s]\n",
+               m.isa.c_str(), m.seconds, m.int8_gops_1t, m.int8_gops_all, m.threads_all,
+               m.dot_probe.c_str(), m.read_gbs_1t, m.read_gbs_all, m.threads_all,
+               m.read_probe.c_str());
+  std::fflush(f);
+}
+
 BusyThreads::BusyThreads(int n) {
   for (int i = 0; i < n; ++i) {
     threads_.emplace_back([this, i] {
@@ -49,16 +91,20 @@ BusyThreads::~BusyThreads() {
 namespace {
 
 void PrintHeader() {
-  std::printf("%-16s %-7s %6s %7s %4s %3s %-4s %-4s %5s %12s %9s %9s\n", "kernel", "isa", "K",
-              "N", "n", "thr", "mode", "clk", "reps", "median_us", "GOPS", "wGB/s");
+  std::printf("%-16s %-7s %6s %7s %4s %3s %-4s %-4s %5s %12s %9s %9s %6s %s\n", "kernel", "isa",
+              "K", "N", "n", "thr", "mode", "clk", "reps", "median_us", "GOPS", "wGB/s",
+              "ratio", "of");
 }
 
 void PrintRow(const bench::Record& r) {
   {
-    std::printf("%-16s %-7s %6lld %7lld %4lld %3d %-4s %-4s %5d %12.1f %9.1f %9.2f\n",
+    char ratio[16] = "-";
+    if (r.ratio > 0) std::snprintf(ratio, sizeof ratio, "%.2f", r.ratio);
+    std::printf("%-16s %-7s %6lld %7lld %4lld %3d %-4s %-4s %5d %12.1f %9.1f %9.2f %6s %s\n",
                 r.kernel.c_str(), r.isa.c_str(), static_cast<long long>(r.k),
                 static_cast<long long>(r.n_rows), static_cast<long long>(r.n), r.threads,
-                r.mode.c_str(), r.clock.c_str(), r.reps, r.median_us, r.gops, r.weight_gbs);
+                r.mode.c_str(), r.clock.c_str(), r.reps, r.median_us, r.gops, r.weight_gbs,
+                ratio, r.ratio > 0 ? bench::RatioToName(r.ratio_to) : "");
     std::fflush(stdout);
   }
 }
@@ -71,6 +117,17 @@ void PrintJson(const std::vector<bench::Record>& recs) {
                    {"reps", r.reps},
                    {"median_us", r.median_us}, {"gops", r.gops},
                    {"weight_gbs", r.weight_gbs}});
+    nlohmann::json& j = out.back();
+    if (r.streams > 0) {
+      j["streams"] = r.streams;
+      j["ms_per_step"] = r.median_us / 1e3;
+      j["tokens_per_s"] = r.streams / (r.median_us / 1e6);
+    }
+    if (r.ratio > 0) {
+      j["ratio"] = r.ratio;
+      j["ratio_to"] = bench::RatioToName(r.ratio_to);
+      j["limit"] = r.limit;
+    }
   }
   std::printf("%s\n", out.dump(1).c_str());
 }
@@ -105,6 +162,11 @@ int RunBench(int argc, char** argv) {
       ->check(CLI::Range(0.0, 600.0));
   app.add_option("--min-reps", opt.min_reps, "minimum repetitions per case")
       ->check(CLI::Range(1, 100000));
+  app.add_option("--streams", opt.streams,
+                 "decoder: sequences decoded together per step, e.g. 1,2,4,8,16 (one record "
+                 "per count; int8 head)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 256));
   app.add_option("--busy", opt.busy,
                  "run N competing busy threads during the suite (a shared machine on purpose)")
       ->check(CLI::Range(0, 256));
@@ -114,6 +176,10 @@ int RunBench(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
+  if (!opt.streams.empty() && suite_name != "decoder") {
+    std::fprintf(stderr, "tern-bench: --streams applies to the decoder suite only\n");
+    return 2;
+  }
   // Resolve the ISA up front so a bad TERN_ISA / --isa is reported, not aborted on.
   Result<kernels::Isa> isa =
       isa_name.empty() ? kernels::SelectIsa() : kernels::IsaFromName(isa_name);
@@ -130,8 +196,14 @@ int RunBench(int argc, char** argv) {
 
   for (const bench::Suite& s : bench::Registry()) {
     if (suite_name != s.name || s.run == nullptr) continue;
+    // The limits first, before any competing threads start, so the ratios read the suite
+    // against what this machine does in the same run.
+    const bench::MachineLimits limits = bench::MeasureLimits(opt.table->isa);
+    bench::PrintLimits(json ? stderr : stdout, limits);
+    opt.limits = &limits;
     bench::BusyThreads busy(opt.busy);
     bench::Sink sink;
+    sink.limits = &limits;
     if (!json) {
       PrintHeader();
       sink.on_record = PrintRow;

@@ -50,4 +50,26 @@ void CausalAttention(ThreadPool& pool, const AttentionDims& dims, const float* q
                      int64_t n, int64_t start, const KvLayer& kv, float* out, int64_t ldo,
                      float* scratch);
 
+// One sequence's row of a batched decode step: B independent sequences, each with its own
+// cache, advance by one token together. q (rotated), k (rotated) and v are the row's
+// projections; the K/V row is stored at cache row `row` of `kv`, then the query attends over
+// cache rows [0, row]. out: n_heads*head_dim floats.
+struct DecodeRow {
+  const float* q = nullptr;
+  const float* k = nullptr;
+  const float* v = nullptr;
+  int64_t row = 0;
+  KvLayer kv;
+  float* out = nullptr;
+};
+
+// Floats of scratch DecodeAttention needs for `nth` threads when the longest cache has
+// `max_rows` rows after the step.
+size_t DecodeAttentionScratchFloats(const AttentionDims& dims, int64_t max_rows, int nth);
+
+// The rows' StoreKv + CausalAttention (n = 1 each) in one parallel region over (row, KV head):
+// each output is byte-identical to that sequence's own StoreKv + CausalAttention call.
+void DecodeAttention(ThreadPool& pool, const AttentionDims& dims, const DecodeRow* rows,
+                     int64_t n, float* scratch);
+
 }  // namespace tern::ops

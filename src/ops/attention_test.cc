@@ -6,6 +6,7 @@
 #include "base/test_util.h"
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -115,6 +116,64 @@ TEST(CausalAttentionTest, FirstTokenReturnsItsOwnValue) {
   for (int h = 0; h < 4; ++h) {
     for (int d = 0; d < 8; ++d) {
       EXPECT_EQ(out[h * 8 + d], F16ToF32(F32ToF16(v[(h / 2) * 8 + d])));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tern::ops
+
+namespace tern::ops {
+namespace {
+
+// DecodeAttention over sequences of different cache lengths: each sequence's stored K/V rows
+// and output are the bytes of its own StoreKv + CausalAttention (n = 1), at 1, 2 and 4
+// threads, and no other cache row is written.
+TEST(DecodeAttentionTest, EachRowEqualsItsOwnSequencesAttention) {
+  const AttentionDims dims{12, 2, 64};
+  const int64_t qd = dims.n_heads * dims.head_dim, kvd = dims.n_kv_heads * dims.head_dim;
+  const int64_t cached[] = {0, 5, 130, 17, 1};
+  const int64_t n = 5, cap = 140;
+  const auto q = RandomFloats(static_cast<size_t>(n * qd), 11, 1.0f);
+  const auto k = RandomFloats(static_cast<size_t>(n * kvd), 12, 2.0f);
+  const auto v = RandomFloats(static_cast<size_t>(n * kvd), 13, 1.0f);
+  // Caches: random F16 rows below each sequence's length, a sentinel pattern above.
+  std::vector<std::vector<uint16_t>> base_k(n), base_v(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto kf = RandomFloats(static_cast<size_t>(cap * kvd), 20 + uint32_t(i), 2.0f);
+    const auto vf = RandomFloats(static_cast<size_t>(cap * kvd), 40 + uint32_t(i), 1.0f);
+    base_k[i].resize(kf.size());
+    base_v[i].resize(vf.size());
+    for (size_t j = 0; j < kf.size(); ++j) {
+      const bool used = static_cast<int64_t>(j % (cap * dims.head_dim)) / dims.head_dim <
+                        cached[i];
+      base_k[i][j] = used ? F32ToF16(kf[j]) : uint16_t{0x7777};
+      base_v[i][j] = used ? F32ToF16(vf[j]) : uint16_t{0x7777};
+    }
+  }
+  for (int nth : {1, 2, 4}) {
+    ThreadPool pool(nth);
+    auto ks = base_k, vs = base_v, kb = base_k, vb = base_v;
+    std::vector<float> solo(static_cast<size_t>(n * qd)), batched(solo.size(), -1.0f);
+    std::vector<DecodeRow> rows(n);
+    int64_t longest = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const KvLayer own{ks[i].data(), vs[i].data(), cap};
+      StoreKv(pool, dims, k.data() + i * kvd, kvd, v.data() + i * kvd, kvd, 1, cached[i], own);
+      std::vector<float> scratch(AttentionScratchFloats(dims, cached[i] + 1, pool.size()));
+      CausalAttention(pool, dims, q.data() + i * qd, qd, 1, cached[i], own,
+                      solo.data() + i * qd, qd, scratch.data());
+      rows[i] = {q.data() + i * qd, k.data() + i * kvd, v.data() + i * kvd, cached[i],
+                 KvLayer{kb[i].data(), vb[i].data(), cap}, batched.data() + i * qd};
+      longest = std::max(longest, cached[i] + 1);
+    }
+    std::vector<float> scratch(DecodeAttentionScratchFloats(dims, longest, pool.size()));
+    DecodeAttention(pool, dims, rows.data(), n, scratch.data());
+    EXPECT_EQ(std::memcmp(solo.data(), batched.data(), solo.size() * sizeof(float)), 0)
+        << "threads " << nth;
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_EQ(kb[i], ks[i]) << "K cache of sequence " << i << ", threads " << nth;
+      EXPECT_EQ(vb[i], vs[i]) << "V cache of sequence " << i << ", threads " << nth;
     }
   }
 }

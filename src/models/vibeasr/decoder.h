@@ -1,7 +1,8 @@
 // The VibeASR text decoder: Qwen2 with ternary (I2_S) projections (spec 4).
 //
 // Decoder is immutable after Load and may be shared by many DecoderStates (one per Session).
-// DecoderState owns the F16 KV cache and the scratch buffers of one sequence.
+// DecoderState owns the F16 KV cache and the scratch buffers of one sequence; DecoderBatch
+// steps several DecoderStates by one token each in one forward pass.
 //
 // Per layer, for a batch of rows x (spec 4.2):
 //   h = RMSNorm(x) * attn_norm;  q,k,v = I2S(W{q,k,v}, h) + b{q,k,v}  (h quantized once)
@@ -51,6 +52,40 @@ struct DecoderInput {
   int32_t pos = 0;
 };
 
+namespace detail {
+
+// Heap storage that is not value-initialized (pages are committed on first write).
+template <typename T>
+class Buffer {
+ public:
+  void Allocate(int64_t n) {
+    p_.reset(new T[static_cast<size_t>(n)]);
+    n_ = n;
+  }
+  T* data() const { return p_.get(); }
+  int64_t size() const { return n_; }
+
+ private:
+  std::unique_ptr<T[]> p_;
+  int64_t n_ = 0;
+};
+
+// The activations of up to `rows` rows in flight (row-major): one prefill batch of a
+// sequence, or one row per sequence of a batched step.
+struct Activations {
+  void Allocate(const DecoderConfig& c, int64_t rows);
+  int64_t rows = 0;
+  Buffer<float> x, xn, q, k, v, attn, tmp, gate, up;
+  Buffer<int8_t> act_q;
+  Buffer<float> act_scale;
+  Buffer<int32_t> act_sum, pos;
+  std::vector<float> attn_scratch;
+};
+
+}  // namespace detail
+
+class DecoderBatch;
+
 class DecoderState {
  public:
   // `max_tokens` cache rows (clamped to at least 1); the cache and scratch are reserved here
@@ -93,24 +128,7 @@ class DecoderState {
   // Runs rows [0, n) of `inputs` at cache rows [n_cached_, n_cached_ + n); when `logits` is
   // not null, writes the logits of the last row.
   void Forward(const DecoderInput* inputs, int64_t n, ThreadPool& pool, float* logits);
-  void Layer(int64_t l, int64_t n, ThreadPool& pool);
-  void Head(const float* x, ThreadPool& pool, float* logits);
 
-  // Heap storage that is not value-initialized (pages are committed on first write).
-  template <typename T>
-  class Buffer {
-   public:
-    void Allocate(int64_t n) {
-      p_.reset(new T[static_cast<size_t>(n)]);
-      n_ = n;
-    }
-    T* data() const { return p_.get(); }
-    int64_t size() const { return n_; }
-
-   private:
-    std::unique_ptr<T[]> p_;
-    int64_t n_ = 0;
-  };
   void AllocateBuffers();
 
   const Decoder& d_;
@@ -120,13 +138,46 @@ class DecoderState {
   int64_t n_cached_ = 0;
   Timings timings_;
 
-  Buffer<uint16_t> kv_;  // [layer][K|V][kv_head][max_tokens][head_dim]
-  // Activations of one batch (row-major, batch_ rows).
-  Buffer<float> x_, xn_, q_, k_, v_, attn_, tmp_, gate_, up_;
-  Buffer<int8_t> act_q_;
-  Buffer<float> act_scale_;
-  Buffer<int32_t> act_sum_, pos_;
-  std::vector<float> attn_scratch_;
+  friend class DecoderBatch;
+
+  detail::Buffer<uint16_t> kv_;  // [layer][K|V][kv_head][max_tokens][head_dim]
+  detail::Activations a_;        // one prefill batch (batch_ rows)
+};
+
+// A batched decode step: B independent sequences (each its own DecoderState, i.e. KV cache
+// and positions, of the same Decoder) advance by one token in one forward pass. Each
+// projection is one GEMM over the B current tokens, so the weights stream from memory once
+// per step instead of once per sequence; attention and RoPE are per sequence; the head is
+// one GEMM over the B rows. Activations are quantized per row and every output element is
+// computed by the same kernel arithmetic whatever the number of rows, so each sequence's
+// logits are byte-identical to its own DecoderState::Step.
+struct BatchStep {
+  DecoderState* state = nullptr;
+  int32_t token = 0;
+  int32_t pos = 0;
+  std::vector<float>* logits = nullptr;  // resized to vocab
+};
+
+class DecoderBatch {
+ public:
+  // Scratch for up to `max_streams` sequences per step (clamped to at least 1).
+  DecoderBatch(const Decoder& decoder, int64_t max_streams);
+  DecoderBatch(const DecoderBatch&) = delete;
+  DecoderBatch& operator=(const DecoderBatch&) = delete;
+
+  // Errors (no state changed): no steps, more than max_streams(), a state of another
+  // Decoder, the same state twice, a null state or logits, and whatever DecoderState::Step
+  // rejects for that sequence (token id, position, a full cache), naming the step.
+  Status Step(const std::vector<BatchStep>& steps, ThreadPool& pool);
+
+  int64_t max_streams() const { return max_streams_; }
+
+ private:
+  const Decoder& d_;
+  const DecoderConfig& c_;
+  int64_t max_streams_;
+  detail::Activations a_;
+  std::vector<float> logits_;  // [max_streams][vocab]
 };
 
 }  // namespace tern::vibeasr
