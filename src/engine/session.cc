@@ -9,6 +9,7 @@
 #include "base/timer.h"
 #include "engine/chunks.h"
 #include "engine/hotwords.h"
+#include "engine/live.h"
 #include "engine/model_impl.h"
 #include "engine/prefill.h"
 #include "engine/prompt.h"
@@ -484,6 +485,41 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
   all.metrics.peak_rss_bytes = PeakRssBytes();
   ShiftToSource(audio.offset_s, &all);
   return all;
+}
+
+// Live pieces: 30 s unless the caller says, and never more than the context holds.
+constexpr double kLivePieceSeconds = 30.0;
+
+Result<std::unique_ptr<LiveSession>> Session::StartLive(const LiveOptions& options) {
+  TERN_RETURN_IF_ERROR(options.Validate());
+  TranscribeOptions o = options.transcribe;
+  o.chunk_seconds = 0;
+  o.on_progress = nullptr;
+  o.on_text = nullptr;
+  const double seconds = options.max_piece_seconds > 0 ? options.max_piece_seconds
+                                                       : kLivePieceSeconds;
+  const int64_t wanted = std::llround(seconds * engine::kModelSampleRate);
+  TERN_ASSIGN_OR_RETURN(const int64_t fits, impl_->MaxPieceSamples(wanted, o));
+  const int64_t max_len = std::min(wanted, fits);
+  const int64_t pause = std::llround(options.pause_seconds * engine::kModelSampleRate);
+  if (max_len < 2 * pause) {
+    return ResourceExhaustedError(
+        "live: the decoder's context holds pieces of %.2f s with --max-tokens %d, shorter than "
+        "twice the pause (%.2f s); use fewer tokens or a shorter pause",
+        static_cast<double>(max_len) / engine::kModelSampleRate, o.decoding.max_tokens,
+        options.pause_seconds);
+  }
+  TERN_ASSIGN_OR_RETURN(engine::HotwordBias bias,
+                        engine::HotwordBias::FromWords(*impl_->m().tokenizer, o.decoding.hotwords,
+                                                       o.decoding.hotword_boost));
+  auto shared_bias = std::make_shared<const engine::HotwordBias>(std::move(bias));
+  Impl* impl = impl_.get();
+  LiveSession::Impl::PieceDecoder decode = [impl, o, shared_bias](const float* x, int64_t n,
+                                                                  const std::string& name) {
+    return impl->TranscribeWhole(x, n, name, o, *shared_bias, nullptr);
+  };
+  return std::make_unique<LiveSession>(
+      std::make_unique<LiveSession::Impl>(options, max_len, std::move(decode)));
 }
 
 }  // namespace tern
