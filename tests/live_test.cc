@@ -7,8 +7,12 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <sstream>
+#include <sys/wait.h>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "tern/tern.h"
 
@@ -239,6 +243,87 @@ TEST(Live, OtherRatesAreResampledAndBadOptionsAreErrors) {
   ASSERT_TRUE((*live)->Finish(&more).ok());
   EXPECT_TRUE(more.empty()) << "no audio, no events";
   EXPECT_FALSE((*live)->Feed(x16.data(), 10, &more).ok()) << "Feed after Finish";
+}
+
+// Runs `command` through the shell; its stdout, and the exit status in *rc.
+std::string Shell(const std::string& command, int* rc) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, got);
+  *rc = pclose(p);
+  return out;
+}
+
+TEST(LiveCli, RawPcmThroughAPipeGivesTheEnginesEvents) {
+  auto model = TinyModel();
+  ASSERT_TRUE(model);
+  // the stream as s16le, and as the engine sees it
+  const std::vector<float> x = Stream();
+  std::vector<int16_t> pcm(x.size());
+  std::vector<float> back(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    pcm[i] = static_cast<int16_t>(std::lround(std::clamp(x[i] * 32768.0f, -32768.0f, 32767.0f)));
+    back[i] = static_cast<float>(pcm[i]) / 32768.0f;
+  }
+  const std::string raw = ::testing::TempDir() + "live_test.raw";
+  FILE* f = std::fopen(raw.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(pcm.data(), 2, pcm.size(), f);
+  std::fclose(f);
+  Session s(model, 1);
+  const auto expected = RunLive(s, back, Chunks(back.size(), 0), LiveOptions{});
+  const auto ef = Finals(expected);
+  ASSERT_EQ(ef.size(), 4u);
+
+  const std::string base = std::string(TERN_BINARY) + " transcribe --model " + kModelDir +
+                           " -t 1 --live - ";
+  // json: one event per line; the finals are the engine's
+  int rc = -1;
+  const std::string out = Shell("cat " + raw + " | " + base + "--output-format json", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  std::vector<nlohmann::json> finals;
+  size_t partials = 0;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j["type"] == "final") finals.push_back(j);
+    if (j["type"] == "partial") ++partials;
+    EXPECT_TRUE(j.contains("lag_ms")) << line;
+  }
+  EXPECT_GT(partials, 0u);
+  ASSERT_EQ(finals.size(), ef.size()) << out;
+  for (size_t i = 0; i < ef.size(); ++i) {
+    EXPECT_EQ(finals[i]["text"], ef[i]->text);
+    EXPECT_EQ(finals[i]["piece"], ef[i]->piece);
+    EXPECT_NEAR(finals[i]["end"].get<double>(), ef[i]->end_s(), 1e-9);
+  }
+  // txt into a pipe: only the finals, one line each
+  const std::string txt = Shell("cat " + raw + " | " + base, &rc);
+  ASSERT_EQ(rc, 0) << txt;
+  std::string want;
+  for (const LiveEvent* e : ef) want += e->text + "\n";
+  EXPECT_EQ(txt, want);
+  // a WAV stream whose header claims no data (as streaming writers do) reads the same
+  std::string wav("RIFF\xff\xff\xff\xffWAVEfmt \x10\0\0\0\x01\0\x01\0", 24);
+  const uint32_t rate = 24000, byte_rate = 48000;
+  wav.append(reinterpret_cast<const char*>(&rate), 4);
+  wav.append(reinterpret_cast<const char*>(&byte_rate), 4);
+  wav.append("\x02\0\x10\0data\0\0\0\0", 12);
+  const std::string wav_path = ::testing::TempDir() + "live_test.wav";
+  f = std::fopen(wav_path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(wav.data(), 1, wav.size(), f);
+  std::fwrite(pcm.data(), 2, pcm.size(), f);
+  std::fclose(f);
+  EXPECT_EQ(Shell("cat " + wav_path + " | " + base, &rc), want);
+  EXPECT_EQ(rc, 0);
+  // usage errors exit 2 and name the flag
+  const std::string bad = Shell(base + "other.wav --output-format srt 2>&1", &rc);
+  EXPECT_EQ(WEXITSTATUS(rc), 2) << bad;
+  EXPECT_NE(bad.find("--live"), std::string::npos) << bad;
 }
 
 }  // namespace
