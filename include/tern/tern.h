@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -325,6 +326,10 @@ struct FormatOptions {
 };
 std::string FormatTranscript(const Transcript& t, OutputFormat format,
                              const FormatOptions& options = {});
+
+// The width in columns of the terminal `f` writes to, 0 when it is not a terminal (80 when
+// the terminal does not say): where the CLI may overwrite a line in place.
+int TerminalColumns(std::FILE* f);
 
 // CPU features, available kernel ISAs and the chosen one (TERN_ISA), one item per line.
 Result<std::string> SystemInfo();

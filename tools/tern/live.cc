@@ -1,9 +1,5 @@
 #include "live.h"
 
-#include <fcntl.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -26,17 +22,16 @@ uint16_t U16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | p[1] 
 // 0xFFFFFFFF): everything after its header is audio until the end of input.
 class PcmReader {
  public:
-  PcmReader(int fd, std::string name, int raw_rate) : fd_(fd), name_(std::move(name)), rate_(raw_rate) {}
+  PcmReader(std::FILE* f, std::string name, int raw_rate)
+      : f_(f), name_(std::move(name)), rate_(raw_rate) {}
 
-  // Reads what is there (blocking for at least one byte); false at the end of input.
+  // The next block (kBlock bytes: 20 ms of 24 kHz s16 mono, so reading adds little lag);
+  // false at the end of input.
   Result<bool> Read(std::vector<float>* out) {
     out->clear();
-    unsigned char buf[1 << 15];
-    ssize_t got;
-    do {
-      got = ::read(fd_, buf, sizeof buf);
-    } while (got < 0 && errno == EINTR);
-    if (got < 0) return IoError("%s: read failed: %s", name_.c_str(), std::strerror(errno));
+    unsigned char buf[kBlock];
+    const size_t got = std::fread(buf, 1, sizeof buf, f_);
+    if (got == 0 && std::ferror(f_)) return IoError("%s: read failed", name_.c_str());
     if (got == 0) {
       if (!header_done_ && !pending_.empty()) TERN_RETURN_IF_ERROR(ParseHeader(true));
       return false;
@@ -123,7 +118,8 @@ class PcmReader {
     return Status::Ok();
   }
 
-  int fd_;
+  static constexpr size_t kBlock = 960;
+  std::FILE* f_;
   std::string name_;
   int rate_;
   int channels_ = 1;
@@ -132,12 +128,6 @@ class PcmReader {
   bool header_done_ = false;
   std::vector<unsigned char> pending_;
 };
-
-int TerminalColumns() {
-  struct winsize w {};
-  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 1) return w.ws_col;
-  return 80;
-}
 
 // The last `cols` - 1 bytes of `s`, starting at a UTF-8 character boundary.
 std::string Tail(const std::string& s, int cols) {
@@ -158,18 +148,18 @@ double Percentile(std::vector<double> v, double q) {
 }  // namespace
 
 Status TranscribeLive(Session& session, const LiveCliOptions& o) {
-  int fd = STDIN_FILENO;
+  std::FILE* f = stdin;
   const std::string name = o.input == "-" ? "stdin" : o.input;
   if (o.input != "-") {
-    fd = ::open(o.input.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return IoError("%s: cannot open: %s", o.input.c_str(), std::strerror(errno));
+    f = std::fopen(o.input.c_str(), "rb");
+    if (f == nullptr) return IoError("%s: cannot open: %s", o.input.c_str(), std::strerror(errno));
   }
   struct Closer {
-    int fd;
-    ~Closer() { if (fd != STDIN_FILENO) ::close(fd); }
-  } closer{fd};
+    std::FILE* f;
+    ~Closer() { if (f != stdin) std::fclose(f); }
+  } closer{f};
 
-  PcmReader reader(fd, name, o.raw_rate);
+  PcmReader reader(f, name, o.raw_rate);
   std::vector<float> samples;
   // The first bytes say raw or WAV (and the WAV's rate) before the session starts.
   while (!reader.header_done()) {
@@ -182,8 +172,8 @@ Status TranscribeLive(Session& session, const LiveCliOptions& o) {
   if (!started.ok()) return started.status().WithPrefix(name);
   LiveSession& live = **started;
 
-  const bool tty = !o.json && ::isatty(STDOUT_FILENO) == 1;
-  const int cols = tty ? TerminalColumns() : 80;
+  const int cols = o.json ? 0 : TerminalColumns(stdout);
+  const bool tty = cols > 0;
   bool partial_shown = false;
   std::vector<double> lag_partial, lag_final;
   std::vector<LiveEvent> events;
