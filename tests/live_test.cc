@@ -147,6 +147,8 @@ TEST(Live, FinalTextsEqualOfflineTranscriptionOfThePieces) {
       partial_before_end = true;
     }
     if (e.kind == LiveEvent::Kind::kFinal) {
+      // each sentence ends in a pause: cut in its middle, decided once the pause was whole
+      EXPECT_EQ(e.heard_sample - e.end_sample, 6000);
       last_end = e.end_sample;
       ++piece;
     }

@@ -283,12 +283,16 @@ struct LiveEvent {
   // 24 kHz sample indices from the stream's start: the piece's start, and the end of the
   // audio the text covers (the piece's end for kFinal). kSpeechStarted: both where it began.
   int64_t start_sample = 0, end_sample = 0;
+  // The samples received when the event was decided: end_sample for a partial; for a final
+  // cut at a pause, the sample that completed the pause (pause_seconds / 2 after its end).
+  int64_t heard_sample = 0;
   double start_s() const { return static_cast<double>(start_sample) / 24000.0; }
   double end_s() const { return static_cast<double>(end_sample) / 24000.0; }
   std::string text;   // as Transcript::text (kPartial, kFinal)
-  // From the Feed (or Finish) call that delivered the last sample the event covers to the
-  // event being ready: the lag a caller feeding in real time sees.
+  // From the Feed (or Finish) call that delivered heard_sample to the event being ready:
+  // the compute lag a caller feeding in real time sees.
   double lag_ms = 0;
+  Metrics metrics;        // kPartial, kFinal: the piece's encoder, prefill and decoding work
   Transcript transcript;  // kFinal: the piece's, segment times from the stream's start
 };
 

@@ -58,7 +58,8 @@ LiveSession::Impl::Impl(const LiveOptions& o, int64_t max_piece_samples, PieceDe
       cutter(CutterConfig(o, max_piece_samples)),
       update_samples(std::max<int64_t>(1, std::llround(o.update_seconds * kRate))) {}
 
-Status LiveSession::Impl::Decode(LiveEvent::Kind kind, int64_t end, double lag_origin_ms,
+Status LiveSession::Impl::Decode(LiveEvent::Kind kind, int64_t end, int64_t heard,
+                                 double lag_origin_ms,
                                  std::vector<LiveEvent>* events) {
   const int64_t n = end - buf_start;
   if (n < 1) return Status::Ok();
@@ -78,7 +79,9 @@ Status LiveSession::Impl::Decode(LiveEvent::Kind kind, int64_t end, double lag_o
   e.piece = piece;
   e.start_sample = buf_start;
   e.end_sample = end;
+  e.heard_sample = heard;
   e.text = t->text;
+  e.metrics = t->metrics;
   if (kind == LiveEvent::Kind::kFinal) {
     e.transcript = std::move(*t);
     for (Segment& s : e.transcript.segments) {
@@ -117,6 +120,7 @@ Status LiveSession::Impl::Feed(const float* x, size_t n, std::vector<LiveEvent>*
         e.kind = LiveEvent::Kind::kSpeechStarted;
         e.piece = piece;
         e.start_sample = e.end_sample = a.at;
+        e.heard_sample = a.decided;
         e.lag_ms = NowMs() - origin;
         events->push_back(std::move(e));
         break;
@@ -127,7 +131,7 @@ Status LiveSession::Impl::Feed(const float* x, size_t n, std::vector<LiveEvent>*
         last_update = a.at;
         break;
       case Kind::kCut:
-        TERN_RETURN_IF_ERROR(Decode(LiveEvent::Kind::kFinal, a.at, origin, events));
+        TERN_RETURN_IF_ERROR(Decode(LiveEvent::Kind::kFinal, a.at, a.decided, origin, events));
         ++piece;
         buf.erase(buf.begin(), buf.begin() + (a.at - buf_start));
         buf_start = a.at;
@@ -139,7 +143,7 @@ Status LiveSession::Impl::Feed(const float* x, size_t n, std::vector<LiveEvent>*
   // catches up instead of queueing stale results.
   const int64_t received = cutter.received();
   if (cutter.has_speech() && received - last_update >= update_samples) {
-    TERN_RETURN_IF_ERROR(Decode(LiveEvent::Kind::kPartial, received, origin, events));
+    TERN_RETURN_IF_ERROR(Decode(LiveEvent::Kind::kPartial, received, received, origin, events));
     last_update = received;
   }
   return Status::Ok();
@@ -161,7 +165,8 @@ Status LiveSession::Impl::Finish(std::vector<LiveEvent>* events) {
   }
   done = true;
   if (cutter.has_speech()) {
-    TERN_RETURN_IF_ERROR(Decode(LiveEvent::Kind::kFinal, cutter.received(), origin, events));
+    TERN_RETURN_IF_ERROR(Decode(LiveEvent::Kind::kFinal, cutter.received(), cutter.received(), origin,
+                                  events));
     ++piece;
   }
   buf.clear();

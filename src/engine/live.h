@@ -24,7 +24,7 @@ struct LiveSession::Impl {
   Status Feed(const float* x, size_t n, std::vector<LiveEvent>* events);
   Status Finish(std::vector<LiveEvent>* events);
   // The open piece [piece_start, end) decoded as `kind`.
-  Status Decode(LiveEvent::Kind kind, int64_t end, double lag_origin_ms,
+  Status Decode(LiveEvent::Kind kind, int64_t end, int64_t heard, double lag_origin_ms,
                 std::vector<LiveEvent>* events);
 
   LiveOptions options;

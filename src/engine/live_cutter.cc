@@ -40,21 +40,23 @@ void LiveCutter::AddFrame(double ms, std::vector<Action>* out) {
     if (!speech_) {
       speech_ = true;
       out->push_back({Action::Kind::kSpeechStarted,
-                      start_ + static_cast<int64_t>(ms_.size() - 1) * kFrame});
+                      start_ + static_cast<int64_t>(ms_.size() - 1) * kFrame,
+                      start_ + static_cast<int64_t>(ms_.size()) * kFrame});
     }
   }
   const int64_t frames = static_cast<int64_t>(ms_.size());
+  const int64_t decided = start_ + frames * kFrame;
   if (!speech_) {
     if (frames > lead_frames_) {
       Advance(frames - lead_frames_, nullptr);
-      out->push_back({Action::Kind::kDrop, start_});
+      out->push_back({Action::Kind::kDrop, start_, decided});
     }
     return;
   }
   if (quiet_run_ >= pause_frames_) {
     // Cut in the middle of the pause: both pieces keep some silence around their words.
     const int64_t cut = frames - pause_frames_ / 2;
-    out->push_back({Action::Kind::kCut, start_ + cut * kFrame});
+    out->push_back({Action::Kind::kCut, start_ + cut * kFrame, decided});
     ref_ = peak_;
     Advance(cut, out);
     return;
@@ -74,7 +76,7 @@ void LiveCutter::AddFrame(double ms, std::vector<Action>* out) {
         best_c = c;
       }
     }
-    out->push_back({Action::Kind::kCut, start_ + best_c * kFrame});
+    out->push_back({Action::Kind::kCut, start_ + best_c * kFrame, decided});
     ref_ = peak_;
     Advance(best_c, out);
   }

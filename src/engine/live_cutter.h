@@ -28,7 +28,8 @@ class LiveCutter {
       kCut,            // the piece with speech ends at `at`; the next starts there
     };
     Kind kind;
-    int64_t at;  // sample index from the stream's start
+    int64_t at;       // sample index from the stream's start
+    int64_t decided;  // the end of the frame that decided it (>= at)
   };
 
   explicit LiveCutter(const LiveCutterConfig& config);

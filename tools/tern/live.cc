@@ -176,11 +176,15 @@ Status TranscribeLive(Session& session, const LiveCliOptions& o) {
   const bool tty = cols > 0;
   bool partial_shown = false;
   std::vector<double> lag_partial, lag_final;
+  double encoder_ms = 0, prefill_ms = 0, decode_ms = 0;
   std::vector<LiveEvent> events;
   auto emit = [&]() {
     for (const LiveEvent& e : events) {
       if (e.kind == LiveEvent::Kind::kPartial) lag_partial.push_back(e.lag_ms);
       if (e.kind == LiveEvent::Kind::kFinal) lag_final.push_back(e.lag_ms);
+      encoder_ms += e.metrics.encoder_ms;
+      prefill_ms += e.metrics.prefill_ms;
+      decode_ms += e.metrics.decode_ms;
       if (o.json) {
         nlohmann::json j;
         j["type"] = e.kind == LiveEvent::Kind::kSpeechStarted ? "speech_started"
@@ -189,6 +193,7 @@ Status TranscribeLive(Session& session, const LiveCliOptions& o) {
         j["piece"] = e.piece;
         j["start"] = e.start_s();
         j["end"] = e.end_s();
+        j["heard"] = static_cast<double>(e.heard_sample) / 24000.0;
         if (e.kind != LiveEvent::Kind::kSpeechStarted) j["text"] = e.text;
         j["lag_ms"] = std::round(e.lag_ms * 100.0) / 100.0;
         const std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -216,12 +221,15 @@ Status TranscribeLive(Session& session, const LiveCliOptions& o) {
   emit();
   if (partial_shown) std::fputs("\r\033[K", stdout);
   if (o.metrics) {
+    const double audio_s = static_cast<double>(live.samples_received()) / 24000.0;
     std::fprintf(stderr,
                  "metrics: live audio_s=%.2f partials=%zu lag_partial_ms median=%.1f p95=%.1f "
-                 "finals=%zu lag_final_ms median=%.1f p95=%.1f\n",
-                 static_cast<double>(live.samples_received()) / 24000.0, lag_partial.size(),
-                 Percentile(lag_partial, 0.5), Percentile(lag_partial, 0.95), lag_final.size(),
-                 Percentile(lag_final, 0.5), Percentile(lag_final, 0.95));
+                 "finals=%zu lag_final_ms median=%.1f p95=%.1f encoder_ms=%.1f prefill_ms=%.1f "
+                 "decode_ms=%.1f encoder_ms_per_audio_s=%.1f\n",
+                 audio_s, lag_partial.size(), Percentile(lag_partial, 0.5),
+                 Percentile(lag_partial, 0.95), lag_final.size(), Percentile(lag_final, 0.5),
+                 Percentile(lag_final, 0.95), encoder_ms, prefill_ms, decode_ms,
+                 audio_s > 0 ? encoder_ms / audio_s : 0.0);
   }
   return Status::Ok();
 }
