@@ -125,12 +125,20 @@ TEST(Live, EncoderFeaturesOfAPrefixDependOnTheFramesAfterIt) {
       << "features of the first frames did not change with the audio after them";
 }
 
-TEST(Live, FinalTextsEqualOfflineTranscriptionOfThePieces) {
+// Plain options, hotwords, and a context (they reach every piece's decoding and prompt).
+class LiveFinals : public ::testing::TestWithParam<int> {};
+
+TEST_P(LiveFinals, EqualOfflineTranscriptionOfThePieces) {
   auto model = TinyModel();
   ASSERT_TRUE(model);
   const std::vector<float> x = Stream();
   Session s(model, 2);
   LiveOptions o;
+  if (GetParam() == 1) {
+    o.transcribe.decoding.hotwords = {"lemons"};
+    o.transcribe.decoding.hotword_boost = 6;
+  }
+  if (GetParam() == 2) o.transcribe.context = "a shopping list and the weather";
   const std::vector<LiveEvent> ev = RunLive(s, x, Chunks(x.size(), 11), o);
   const auto finals = Finals(ev);
   ASSERT_EQ(finals.size(), 4u) << "one piece per sentence";
@@ -167,10 +175,18 @@ TEST(Live, FinalTextsEqualOfflineTranscriptionOfThePieces) {
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     EXPECT_EQ(f->text, t->text) << "piece " << f->piece;
     EXPECT_EQ(f->transcript.token_ids, t->token_ids) << "piece " << f->piece;
-    EXPECT_FALSE(f->text.empty());
+    if (GetParam() != 2) EXPECT_FALSE(f->text.empty());  // the tiny model never saw a context
     all += f->text + " | ";
   }
   std::printf("finals: %s\n", all.c_str());
+  if (GetParam() != 0) {
+    // the options changed something, or they would not be shown to reach the pieces
+    Session plain(model, 1);
+    const auto ev0 = RunLive(plain, x, Chunks(x.size(), 0), LiveOptions{});
+    std::string all0;
+    for (const LiveEvent* f : Finals(ev0)) all0 += f->text + " | ";
+    EXPECT_NE(all, all0);
+  }
 
   // the same finals whatever the chunking (the whole stream at once, other random cuts)
   for (unsigned seed : {0u, 5u}) {
@@ -185,6 +201,8 @@ TEST(Live, FinalTextsEqualOfflineTranscriptionOfThePieces) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Options, LiveFinals, ::testing::Values(0, 1, 2));
 
 TEST(Live, EventsDoNotDependOnTheThreadCount) {
   auto model = TinyModel();
