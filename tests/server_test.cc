@@ -18,20 +18,16 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "base/test_util.h"
 #include "tern/tern.h"
 
 namespace tern {
 namespace {
 
+using testutil::ReadFile;
+
 const std::string kRoot = TERN_SOURCE_DIR;
 const std::string kClips = kRoot + "/tests/data/heldout/";
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // A running tern-server; stopped (SIGTERM) and reaped by the destructor.
 class Server {
@@ -85,7 +81,7 @@ class Server {
 httplib::MultipartFormDataItems Form(const std::string& clip,
                                      const std::vector<std::pair<std::string, std::string>>& fields) {
   httplib::MultipartFormDataItems items;
-  if (!clip.empty()) items.push_back({"file", ReadAll(kClips + clip), clip, "audio/wav"});
+  if (!clip.empty()) items.push_back({"file", ReadFile(kClips + clip), clip, "audio/wav"});
   for (const auto& [k, v] : fields) items.push_back({k, v, "", ""});
   return items;
 }
@@ -217,6 +213,9 @@ TEST(Server, FormFieldsReachTheEngine) {
   const nlohmann::json j = nlohmann::json::parse(p->body);
   EXPECT_EQ(j["token_ids"].get<std::vector<int32_t>>(), want->token_ids);
   EXPECT_EQ(j["prompt_token_ids"].get<std::vector<int32_t>>(), want->prompt_token_ids);
+  // The bundled model declares it was trained without context: the prompt reached the engine,
+  // which says it did not use it.
+  EXPECT_NE(j["warnings"].dump().find("not trained with context"), std::string::npos) << p->body;
   auto s = c.Post("/v1/audio/transcriptions",
                   Form("008.wav", {{"response_format", "srt"}, {"max_cue_chars", "10"}}));
   ASSERT_TRUE(s);
