@@ -1,30 +1,55 @@
-// tern-server: the engine behind an OpenAI-compatible HTTP API (routes.h lists the routes).
+// tern-server: the engine behind an OpenAI-compatible HTTP API (routes.h lists the routes,
+// limits.h the bounds, docs/server.md both).
 //   tern-server --model DIR [--host 127.0.0.1] [--port 8080] [--sessions 1] [-t N]
 // One Model is loaded and shared; --sessions Sessions (each -t threads) transcribe at once,
 // --max-waiting more requests wait for one, and any further request gets 503 at once.
 // Prints "tern-server: listening on http://HOST:PORT" on stdout when ready (--port 0 picks
-// a free port); SIGINT/SIGTERM stop it cleanly.
-#include <csignal>
+// a free port); SIGINT/SIGTERM stop it within --shutdown-grace + 1 s, exit status 0.
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include <CLI/CLI.hpp>
-#include <httplib.h>
 
-#include "routes.h"
+#include "access_log.h"
+#include "http_session.h"
+#include "bounds.h"
+#include "listener.h"
 #include "session_pool.h"
 #include "tern/tern.h"
 
-namespace {
+namespace tern::server {
 
-httplib::Server* g_server = nullptr;
-
-void Stop(int) {
-  if (g_server) g_server->stop();
+Status Limits::Validate() const {
+  if (max_header_bytes < 1024 || max_header_bytes > (1u << 20))
+    return InvalidArgumentError("--max-header-bytes must be in [1024, 1048576], got %zu", max_header_bytes);
+  if (!(max_upload_mb > 0 && max_upload_mb <= 4096))
+    return InvalidArgumentError("--max-upload-mb must be in (0, 4096], got %g", max_upload_mb);
+  if (!(max_uploads_mb >= max_upload_mb && max_uploads_mb <= 1024 * 1024))
+    return InvalidArgumentError("--max-uploads-mb must be in [--max-upload-mb, 1048576], got %g",
+                                max_uploads_mb);
+  if (!(read_timeout_s > 0 && read_timeout_s <= 3600))
+    return InvalidArgumentError("--read-timeout must be in (0, 3600] seconds, got %g", read_timeout_s);
+  if (!(idle_timeout_s > 0 && idle_timeout_s <= 3600))
+    return InvalidArgumentError("--idle-timeout must be in (0, 3600] seconds, got %g", idle_timeout_s);
+  if (!(write_timeout_s > 0 && write_timeout_s <= 3600))
+    return InvalidArgumentError("--write-timeout must be in (0, 3600] seconds, got %g", write_timeout_s);
+  if (max_connections < 1 || max_connections > 100000)
+    return InvalidArgumentError("--max-connections must be in [1, 100000], got %d", max_connections);
+  if (!(shutdown_grace_s >= 0 && shutdown_grace_s <= 3600))
+    return InvalidArgumentError("--shutdown-grace must be in [0, 3600] seconds, got %g", shutdown_grace_s);
+  if (io_threads < 1 || io_threads > 64)
+    return InvalidArgumentError("--io-threads must be in [1, 64], got %d", io_threads);
+  return Status::Ok();
 }
+
+}  // namespace tern::server
+
+namespace {
 
 struct Flags {
   tern::ModelOptions model;
@@ -34,7 +59,9 @@ struct Flags {
   int sessions = 1;
   int threads = 0;
   int max_waiting = 8;
-  double max_upload_mb = 100;
+  bool quiet = false;
+  std::string cors_origin;
+  tern::server::Limits limits;
   tern::server::ServerConfig config;
 };
 
@@ -46,8 +73,9 @@ tern::Status Serve(Flags& f) {
   if (f.threads < 0 || f.threads > 1024) return InvalidArgumentError("--threads must be in [0, 1024], got %d", f.threads);
   if (f.max_waiting < 0 || f.max_waiting > 10000)
     return InvalidArgumentError("--max-waiting must be in [0, 10000], got %d", f.max_waiting);
-  if (!(f.max_upload_mb > 0 && f.max_upload_mb <= 4096))
-    return InvalidArgumentError("--max-upload-mb must be in (0, 4096], got %g", f.max_upload_mb);
+  if (f.cors_origin.find_first_of("\r\n") != std::string::npos)
+    return InvalidArgumentError("--cors-origin must be one line");
+  TERN_RETURN_IF_ERROR(f.limits.Validate());
   TERN_RETURN_IF_ERROR(f.model.Validate());
   TERN_RETURN_IF_ERROR(f.config.audio.Validate());
   TERN_RETURN_IF_ERROR(f.config.defaults.Validate());
@@ -55,32 +83,42 @@ tern::Status Serve(Flags& f) {
   TERN_ASSIGN_OR_RETURN(std::shared_ptr<const tern::Model> model, tern::Model::Load(f.model));
   if (f.config.model_name.empty()) f.config.model_name = model->info().name;
   if (f.config.model_name.empty()) f.config.model_name = "vibeasr";
+  f.config.private_paths = {model->info().lm_path, model->info().vae_path, f.model.model_dir};
   // Default threads: the machine's cores shared among the sessions.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = f.threads > 0 ? f.threads : std::max(1, cores / f.sessions);
-  tern::server::SessionPool pool(model, f.sessions, threads, f.max_waiting);
 
-  httplib::Server server;
-  // Connection threads: the running and waiting requests, plus two to answer 503 and
-  // /health while those are all taken.
-  const size_t connections = static_cast<size_t>(f.sessions + f.max_waiting + 2);
-  server.new_task_queue = [connections] { return new httplib::ThreadPool(connections); };
-  server.set_payload_max_length(static_cast<size_t>(f.max_upload_mb * 1024 * 1024));
-  tern::server::InstallRoutes(server, f.config, pool);
-  const int port = f.port == 0 ? server.bind_to_any_port(f.host)
-                               : (server.bind_to_port(f.host, f.port) ? f.port : -1);
-  if (port < 0)
-    return tern::Status(tern::ErrorCode::kIo,
-                        tern::StrFormat("cannot listen on %s:%d", f.host.c_str(), f.port));
-  g_server = &server;
-  std::signal(SIGINT, Stop);
-  std::signal(SIGTERM, Stop);
+  tern::server::AccessLog log(f.quiet);
+  tern::server::ServerContext ctx;
+  ctx.limits = f.limits;
+  ctx.config = f.config;
+  ctx.cors_origin = f.cors_origin;
+  ctx.log = &log;
+  ctx.uploads = std::make_unique<tern::server::UploadBudget>(f.limits.max_bodies_bytes());
+  auto pool = std::make_unique<tern::server::SessionPool>(model, f.sessions, threads, f.max_waiting);
+  ctx.pool = pool.get();
+  auto listener = std::make_unique<tern::server::Listener>(ctx);
+  int port = 0;
+  TERN_RETURN_IF_ERROR(listener->Bind(f.host, f.port, &port));
   std::printf("tern-server: listening on http://%s:%d (%s, %d session%s x %d threads, %s)\n",
               f.host.c_str(), port, f.config.model_name.c_str(), f.sessions,
               f.sessions == 1 ? "" : "s", threads, model->info().isa.c_str());
   std::fflush(stdout);
-  server.listen_after_bind();
-  g_server = nullptr;
+  log.CaptureStderr();  // from here on, stderr lines reach the terminal only through the log
+  listener->Run();
+  // Cancelled work ends at its next token; work that does not (a long encoder pass) is not
+  // waited for: the process exits within the second after the grace, as promised.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(400);
+  while ((pool->running() > 0 || pool->waiting() > 0) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (pool->running() > 0 || pool->waiting() > 0) {
+    log.Note("server", "exiting with cancelled work still winding down");
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
+  listener.reset();  // connections first: their jobs' closures refer to them
+  pool.reset();
+  log.Note("server", "stopped");
   return tern::Status::Ok();
 }
 
@@ -88,7 +126,9 @@ tern::Status Serve(Flags& f) {
 
 int main(int argc, char** argv) {
   Flags f;
+  bool version = false;
   CLI::App app{"tern-server: speech recognition over an OpenAI-compatible HTTP API"};
+  app.add_flag("--version", version, "print the version and exit");
   app.add_option("--model", f.model.model_dir, "directory with the two VibeASR GGUF files");
   app.add_option("--vae", f.model.vae_path, "encoder GGUF (overrides the one in --model)");
   app.add_option("--lm", f.model.lm_path, "decoder GGUF (overrides the one in --model)");
@@ -98,7 +138,25 @@ int main(int argc, char** argv) {
   app.add_option("--sessions", f.sessions, "transcriptions at once")->capture_default_str();
   app.add_option("-t,--threads", f.threads, "threads per session (default: cores / sessions)");
   app.add_option("--max-waiting", f.max_waiting, "requests that may wait for a session")->capture_default_str();
-  app.add_option("--max-upload-mb", f.max_upload_mb, "largest request body")->capture_default_str();
+  app.add_option("--max-upload-mb", f.limits.max_upload_mb, "largest request body")->capture_default_str();
+  app.add_option("--max-uploads-mb", f.limits.max_uploads_mb,
+                 "request bodies held at once, all connections (beyond: 503)")->capture_default_str();
+  app.add_option("--max-header-bytes", f.limits.max_header_bytes, "largest request line + headers")
+      ->capture_default_str();
+  app.add_option("--read-timeout", f.limits.read_timeout_s,
+                 "seconds for a whole request to arrive, from its first byte")->capture_default_str();
+  app.add_option("--idle-timeout", f.limits.idle_timeout_s,
+                 "seconds a connection may wait for its next request")->capture_default_str();
+  app.add_option("--write-timeout", f.limits.write_timeout_s,
+                 "seconds for each response write to complete")->capture_default_str();
+  app.add_option("--max-connections", f.limits.max_connections, "connections open at once")
+      ->capture_default_str();
+  app.add_option("--shutdown-grace", f.limits.shutdown_grace_s,
+                 "seconds in-flight requests may finish after SIGTERM")->capture_default_str();
+  app.add_option("--io-threads", f.limits.io_threads, "threads reading and writing connections")
+      ->capture_default_str();
+  app.add_option("--cors-origin", f.cors_origin, "allow browser requests from ORIGIN (or *)");
+  app.add_flag("--quiet", f.quiet, "no access log");
   app.add_option("--max-audio-seconds", f.config.audio.max_seconds, "refuse longer audio")->capture_default_str();
   app.add_option("--max-tokens", f.config.defaults.decoding.max_tokens, "default generated-token limit")
       ->capture_default_str();
@@ -108,6 +166,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (version) {
+    std::printf("tern-server: %s\n", tern::VersionString().c_str());
+    return 0;
   }
   try {
     const tern::Status s = Serve(f);

@@ -1,46 +1,65 @@
 #include "session_pool.h"
 
+#include <algorithm>
+
 namespace tern::server {
 
 SessionPool::SessionPool(std::shared_ptr<const Model> model, int sessions, int threads_each,
                          int max_waiting)
     : max_waiting_(max_waiting) {
-  for (int i = 0; i < sessions; ++i) {
+  for (int i = 0; i < sessions; ++i)
     sessions_.push_back(std::make_unique<Session>(model, threads_each));
-    free_.push_back(sessions_.back().get());
-  }
+  for (auto& s : sessions_) workers_.emplace_back([this, p = s.get()] { Work(p); });
 }
 
-SessionPool::Lease::~Lease() {
-  if (session_) pool_->Release(session_);
+SessionPool::~SessionPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
 }
 
-Result<SessionPool::Lease> SessionPool::Acquire() {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (free_.empty() && waiting_ >= max_waiting_) {
-    return ResourceExhaustedError(
-        "the server is busy: %d transcriptions running and %d waiting (--max-waiting); "
-        "retry later", size(), waiting_);
+Status SessionPool::Submit(Job job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int queued = static_cast<int>(queue_.size());
+    if (running_ + queued >= size() + max_waiting_) {
+      return ResourceExhaustedError(
+          "the server is busy: %d transcriptions running and %d waiting (--max-waiting); "
+          "retry later", running_, std::max(0, running_ + queued - size()));
+    }
+    queue_.push_back(std::move(job));
   }
-  ++waiting_;
-  cv_.wait(lock, [&] { return !free_.empty(); });
-  --waiting_;
-  Session* s = free_.back();
-  free_.pop_back();
-  return Lease(this, s);
+  cv_.notify_one();
+  return Status::Ok();
 }
 
 int SessionPool::waiting() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return waiting_;
+  return static_cast<int>(queue_.size());
 }
 
-void SessionPool::Release(Session* s) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    free_.push_back(s);
+int SessionPool::running() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return running_;
+}
+
+void SessionPool::Work(Session* session) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and nothing left to run
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    ++running_;
+    lock.unlock();
+    job(*session);
+    job = nullptr;  // its captures (the connection, the body) go before the count drops
+    lock.lock();
+    --running_;
   }
-  cv_.notify_one();
 }
 
 }  // namespace tern::server

@@ -1,13 +1,18 @@
-// A fixed set of Sessions over one shared Model, handed out one request at a time. The
-// Model (weights, tokenizer) is loaded once and immutable; each Session owns its KV cache,
-// thread pool and encoder buffers, so N sessions serve N requests at once and the rest
-// wait, at most `max_waiting` of them: beyond that a request is refused at once (HTTP 503)
-// rather than queued without bound behind long files.
+// A fixed set of Sessions over one shared Model, each with its own worker thread, and a
+// bounded queue of jobs in front of them. The Model (weights, tokenizer) is loaded once and
+// immutable; each Session owns its KV cache, thread pool and encoder buffers, so N sessions
+// run N jobs at once. At most `max_waiting` more jobs wait; beyond that Submit refuses at
+// once (HTTP 503) rather than queueing without bound behind long files. A waiting job is
+// only a closure: the HTTP layer decodes audio inside the job, after a session is taken,
+// so waiting requests never hold decoded audio. No I/O thread ever waits here.
 #pragma once
 
 #include <condition_variable>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "tern/tern.h"
@@ -18,37 +23,29 @@ class SessionPool {
  public:
   SessionPool(std::shared_ptr<const Model> model, int sessions, int threads_each,
               int max_waiting);
+  ~SessionPool();  // runs the jobs already queued, then joins the workers
+  SessionPool(const SessionPool&) = delete;
+  SessionPool& operator=(const SessionPool&) = delete;
 
-  // A session for the lease's lifetime; returned to the pool when the lease is destroyed.
-  class Lease {
-   public:
-    Lease(SessionPool* pool, Session* s) : pool_(pool), session_(s) {}
-    Lease(Lease&& o) noexcept : pool_(o.pool_), session_(o.session_) { o.session_ = nullptr; }
-    Lease(const Lease&) = delete;
-    Lease& operator=(const Lease&) = delete;
-    Lease& operator=(Lease&&) = delete;
-    ~Lease();
-    Session& operator*() const { return *session_; }
-
-   private:
-    SessionPool* pool_;
-    Session* session_;
-  };
-
-  // Waits for a free session; a ResourceExhausted error when max_waiting requests already
-  // wait.
-  Result<Lease> Acquire();
+  using Job = std::function<void(Session&)>;
+  // Queues a job for the next free session (it runs on that session's worker thread); a
+  // ResourceExhausted error, saying why, when every session is busy and max_waiting jobs
+  // already wait.
+  Status Submit(Job job);
 
   int size() const { return static_cast<int>(sessions_.size()); }
   int waiting() const;
+  int running() const;
 
  private:
-  void Release(Session* s);
+  void Work(Session* session);
 
   std::vector<std::unique_ptr<Session>> sessions_;
-  std::vector<Session*> free_;
+  std::vector<std::thread> workers_;
+  std::deque<Job> queue_;
   int max_waiting_;
-  int waiting_ = 0;
+  int running_ = 0;
+  bool stop_ = false;
   mutable std::mutex mu_;
   std::condition_variable cv_;
 };

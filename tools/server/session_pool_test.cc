@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <future>
+#include <set>
 #include <thread>
 
 namespace tern::server {
@@ -15,45 +18,57 @@ std::shared_ptr<const Model> Tiny() {
   return m.ok() ? *m : nullptr;
 }
 
-// One session, one place on the wait list: the second request waits, the third is refused
-// at once with a message that says why, and the waiter gets the session when it is freed.
+void WaitFor(const std::function<bool()>& done) {
+  for (int i = 0; i < 5000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+// One session, one place on the wait list: the second job waits, the third is refused at
+// once with a message that says why, and the waiter runs once the first is done.
 TEST(SessionPool, WaitsThenRefuses) {
   auto model = Tiny();
   ASSERT_TRUE(model);
   SessionPool pool(model, 1, 1, 1);
-  Result<SessionPool::Lease> first = pool.Acquire();
-  ASSERT_TRUE(first.ok());
-  Session* held = &**first;
-  Session* got = nullptr;
-  std::thread waiter([&] {
-    Result<SessionPool::Lease> l = pool.Acquire();
-    if (l.ok()) got = &**l;
-  });
-  while (pool.waiting() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  Result<SessionPool::Lease> third = pool.Acquire();
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<Session*> first{nullptr}, second{nullptr};
+  ASSERT_TRUE(pool.Submit([&](Session& s) { first = &s; released.wait(); }).ok());
+  WaitFor([&] { return pool.running() == 1; });
+  ASSERT_EQ(pool.running(), 1);
+  ASSERT_TRUE(pool.Submit([&](Session& s) { second = &s; }).ok());
+  EXPECT_EQ(pool.waiting(), 1);
+  const Status third = pool.Submit([](Session&) {});
   ASSERT_FALSE(third.ok());
-  EXPECT_EQ(third.status().code(), ErrorCode::kResourceExhausted);
-  EXPECT_NE(third.status().message().find("1 transcriptions running and 1 waiting"),
-            std::string::npos)
-      << third.status().message();
-  { Result<SessionPool::Lease> release = std::move(first); }  // lease ends: session back
-  waiter.join();
-  EXPECT_EQ(got, held);
+  EXPECT_EQ(third.code(), ErrorCode::kResourceExhausted);
+  EXPECT_NE(third.message().find("1 transcriptions running and 1 waiting"), std::string::npos)
+      << third.message();
+  EXPECT_EQ(second.load(), nullptr);  // still waiting behind the first
+  release.set_value();
+  WaitFor([&] { return second.load() != nullptr && pool.running() == 0; });
+  EXPECT_EQ(second.load(), first.load());
   EXPECT_EQ(pool.waiting(), 0);
-  EXPECT_TRUE(pool.Acquire().ok());  // and free again after the waiter's lease ended
+  EXPECT_TRUE(pool.Submit([](Session&) {}).ok());  // free again
 }
 
-// Leases of a pool of three are three different sessions.
+// Three jobs at once on a pool of three run on three different sessions.
 TEST(SessionPool, SessionsAreDistinct) {
   auto model = Tiny();
   ASSERT_TRUE(model);
   SessionPool pool(model, 3, 1, 0);
-  Result<SessionPool::Lease> a = pool.Acquire(), b = pool.Acquire(), c = pool.Acquire();
-  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
-  EXPECT_NE(&**a, &**b);
-  EXPECT_NE(&**b, &**c);
-  EXPECT_NE(&**a, &**c);
-  EXPECT_FALSE(pool.Acquire().ok());  // no wait list: refused while all three are out
+  std::mutex mu;
+  std::set<Session*> seen;
+  std::atomic<int> arrived{0};
+  std::atomic<bool> release{false};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(pool.Submit([&](Session& s) {
+      { std::lock_guard<std::mutex> l(mu); seen.insert(&s); }
+      ++arrived;
+      while (arrived < 3 || !release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }).ok());
+  }
+  EXPECT_FALSE(pool.Submit([](Session&) {}).ok());  // no wait list: refused while all run
+  release = true;
+  WaitFor([&] { return arrived == 3 && pool.running() == 0; });
+  EXPECT_EQ(seen.size(), 3u);
 }
 
 }  // namespace
