@@ -410,8 +410,8 @@ TEST_F(E2E, CliReadsStdinAndContinuesPastAFailingInput) {
   EXPECT_EQ(Shell(tern + "--output-dir " + out + " " + wav + " " + *scratch_ + "/missing.wav " +
                   wav2 + " 2> " + err),
             1);
-  EXPECT_EQ(ids(out + "/a.json"), ids(from_file));
-  EXPECT_FALSE(ids(out + "/b.json").empty());
+  EXPECT_EQ(ids(out + "/a.verbose.json"), ids(from_file));
+  EXPECT_FALSE(ids(out + "/b.verbose.json").empty());
   Result<std::string> msg = ReadFileToString(err);
   ASSERT_TRUE(msg.ok());
   EXPECT_NE(msg->find("missing.wav: no such file"), std::string::npos) << *msg;
@@ -468,7 +468,7 @@ TEST_F(E2E, CliWritesSeveralFormatsFromOneRun) {
             0);
   Result<std::string> srt = ReadFileToString(out + "/several.srt");
   Result<std::string> vtt = ReadFileToString(out + "/several.vtt");
-  Result<std::string> json = ReadFileToString(out + "/several.json");
+  Result<std::string> json = ReadFileToString(out + "/several.verbose.json");
   ASSERT_TRUE(srt.ok() && vtt.ok() && json.ok());
   EXPECT_EQ(srt->rfind("1\n00:00:00,000 --> ", 0), 0u) << *srt;
   EXPECT_EQ(vtt->rfind("WEBVTT", 0), 0u) << *vtt;

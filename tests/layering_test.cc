@@ -21,8 +21,9 @@
 //           checkpoints and runs the encoder alone; `tern-bench` and the micro-benchmarks time
 //           kernels, ops and model stages one by one. Both exist to look below the public
 //           API, so they are folders of their own that nothing else may include.
-// "tern/status.h" is the public Status that base re-exports: any layer may include it. Any
-// other include/tern header is the engine's public API (engine and tools only).
+// "tern/status.h" is the public Status that base re-exports, and "tern/types.h" the plain
+// data types the API shares with the layers (Audio, Features, ...): any layer may include
+// them. Any other include/tern header is the engine's public API (engine and tools only).
 // Third-party headers stay in the layer that wraps them (sndfile/soxr: audio; pcre2: text;
 // CLI11, pybind11: tools), so the kernel-only cross build never needs them.
 #include <gtest/gtest.h>
@@ -152,7 +153,9 @@ std::string LayerOfInclude(const std::string& target) {
   const size_t slash = target.find('/');
   if (slash == std::string::npos) return "";
   const std::string first = target.substr(0, slash);
-  if (first == "tern") return target == "tern/status.h" ? "status" : "api";
+  if (first == "tern") {
+    return target == "tern/status.h" || target == "tern/types.h" ? "status" : "api";
+  }
   return AllowedEdges().count(first) ? first : "";
 }
 
@@ -259,6 +262,7 @@ TEST(LayeringChecker, AcceptsDownwardEdges) {
   const std::string ok =
       "#include \"base/status.h\"\n#include \"tern/status.h\"\n#include <vector>\n";
   EXPECT_EQ(Join(Check("src/kernels/avx2/x.cc", ok + "#include \"tensor/dtype.h\"\n")), "");
+  EXPECT_EQ(Join(Check("src/audio/x.cc", ok + "#include \"tern/types.h\"\n")), "");
   EXPECT_EQ(Join(Check("src/ops/x.cc", ok + "#include \"kernels/kernels.h\"\n"
                                              "#include \"runtime/thread_pool.h\"\n")), "");
   EXPECT_EQ(Join(Check("src/text/x.cc", ok + "#include \"gguf/gguf.h\"\n#include <pcre2.h>\n")),

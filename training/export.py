@@ -178,6 +178,18 @@ def lm_kvs(m, tok):
     ]
 
 
+def trained_kvs():
+    """What the model was trained with (docs/formats-tern-keys.md): plain text prompts, never
+    a context or the JSON prompt; the longest training clip, in seconds."""
+    _, meta = common.read_split("train")
+    longest = max(mt["length"] for mt in meta) / common.SR
+    return [
+        ("tern.trained.context", G.V_BOOL, False),
+        ("tern.trained.json_format", G.V_BOOL, False),
+        ("tern.trained.max_audio_seconds", G.V_F32, longest),
+    ]
+
+
 VAE_NAME = "vibeasr-vae-encoder-i8_s.gguf"
 LM_NAME = "vibeasr-lm-i2_s-embed-q6_k.gguf"
 
@@ -238,7 +250,7 @@ def main():
     tok, m = load(a.ckpt)
     os.makedirs(a.out, exist_ok=True)
     G.write(os.path.join(a.out, VAE_NAME), vae_kvs(m), vae_tensors(m))
-    G.write(os.path.join(a.out, LM_NAME), lm_kvs(m, tok), lm_tensors(m))
+    G.write(os.path.join(a.out, LM_NAME), lm_kvs(m, tok) + trained_kvs(), lm_tensors(m))
     validate(a.out, m, tok)
 
 

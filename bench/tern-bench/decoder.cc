@@ -100,7 +100,7 @@ double WeightBytes(const vibeasr::Decoder& d) {
       (static_cast<double>(c.hidden) * (2 * c.hidden + 2 * c.kv_heads * c.head_dim) +
        3.0 * static_cast<double>(c.hidden) * c.ffn) / 4.0;
   const double head = static_cast<double>(c.vocab) * c.hidden *
-                      (d.head_mode() == vibeasr::HeadMode::kInt8 ? 1.0 : 2.0);
+                      (d.head_mode() == HeadPrecision::kInt8 ? 1.0 : 2.0);
   return ternary + head;
 }
 
@@ -127,8 +127,8 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
   std::vector<std::vector<float>> f16_logits;
   int agree = 0;
   double max_err = 0;
-  for (vibeasr::HeadMode mode : {vibeasr::HeadMode::kF16, vibeasr::HeadMode::kInt8}) {
-    const char* head = mode == vibeasr::HeadMode::kF16 ? "f16" : "int8";
+  for (HeadPrecision mode : {HeadPrecision::kF16, HeadPrecision::kInt8}) {
+    const char* head = mode == HeadPrecision::kF16 ? "f16" : "int8";
     Timer load;
     auto dec = vibeasr::Decoder::Load(**file, mode, &pool);
     if (!dec.ok()) {
@@ -170,7 +170,7 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
     int32_t p = pos;
     for (int s = 0; s < kSteps; ++s) {
       int32_t tok;
-      if (mode == vibeasr::HeadMode::kF16) {
+      if (mode == HeadPrecision::kF16) {
         tok = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) -
                                    logits.begin());
         forced.push_back(tok);
@@ -185,7 +185,7 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
       }
       decode.push_back(t.ElapsedMs());
       decode_cpu.push_back(CpuMs() - cpu0);
-      if (mode == vibeasr::HeadMode::kF16) {
+      if (mode == HeadPrecision::kF16) {
         f16_logits.push_back(logits);
       } else {
         const auto& ref = f16_logits[s];

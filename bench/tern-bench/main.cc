@@ -92,7 +92,7 @@ int RunBench(int argc, char** argv) {
   bool json = false;
   bench::Options opt;
   app.add_option("suite", suite_name, "which suite to run")->required();
-  app.add_option("--threads", opt.threads, "worker threads (tern::ThreadPool)")
+  app.add_option("--threads", opt.threads, "worker threads")
       ->check(CLI::Range(1, 256));
   app.add_flag("--json", json, "print records as a JSON array");
   app.add_option("--isa", isa_name, "kernel ISA (default: TERN_ISA or the best available)");

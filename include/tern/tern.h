@@ -20,21 +20,20 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "tern/status.h"
+#include "tern/types.h"
 
 namespace tern {
 
 // ---- Model -----------------------------------------------------------------------------
 
-enum class HeadPrecision {
-  kF16,   // the output head as stored (F16)
-  kInt8,  // quantized once at load to per-channel int8 (W8A8): half the bytes per token
-};
+// HeadPrecision: tern/types.h.
 Result<HeadPrecision> HeadPrecisionFromName(std::string_view name);  // f16|int8
 
 struct ModelOptions {
@@ -48,6 +47,15 @@ struct ModelOptions {
   Status Validate() const;
 };
 
+// What the model declares it was trained with: the LM GGUF's tern.trained.* keys
+// (docs/formats-tern-keys.md), which other GGUF readers ignore. A key that is absent (the
+// published checkpoint has none) is unknown: nothing is assumed and nothing is warned.
+struct TrainedWith {
+  std::optional<bool> context;              // tern.trained.context: prompts with extra info
+  std::optional<bool> json_format;          // tern.trained.json_format: PromptFormat::kJson
+  std::optional<double> max_audio_seconds;  // tern.trained.max_audio_seconds: longest clip
+};
+
 struct ModelInfo {
   std::string vae_path, lm_path;
   std::string name;          // general.name of the LM file, if any
@@ -56,6 +64,7 @@ struct ModelInfo {
   std::string head;          // "f16" or "int8"
   std::string isa;           // kernel ISA in use ("avx512", "avx2", "neon", "scalar")
   double load_ms = 0;
+  TrainedWith trained;
 };
 
 class Model {
@@ -72,29 +81,7 @@ class Model {
   std::unique_ptr<Impl> impl_;
 };
 
-// ---- Audio -----------------------------------------------------------------------------
-
-struct AudioOptions {
-  bool normalize = true;      // RMS-normalize to -25 dBFS (as VibeVoice's processor does)
-  bool clip_guard = true;     // then divide by max|x| when it exceeds 1
-  double max_seconds = 3 * 3600.0;  // longer input is an error naming this limit
-  // An excerpt [offset_s, offset_s + duration_s) of the source (duration 0: to the end), cut
-  // before normalization; the transcript's times still count from the source's start.
-  double offset_s = 0;
-  double duration_s = 0;
-
-  Status Validate() const;
-};
-
-// Mono float samples at 24 kHz, the rate the model consumes.
-struct Audio {
-  std::string name;           // path or caller-given name, for messages
-  std::vector<float> samples;
-  int source_rate = 0;
-  int source_channels = 0;
-  double offset_s = 0;        // where samples[0] lies in the source, seconds
-  double duration_s() const { return static_cast<double>(samples.size()) / 24000.0; }
-};
+// ---- Audio (AudioOptions and Audio: tern/types.h) ----------------------------------------
 
 // Decodes WAV, FLAC, OGG/Vorbis or MP3, mixes to mono, resamples to 24 kHz, normalizes.
 Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options = {});
@@ -123,7 +110,7 @@ struct DecodingOptions {
   // synthetic checkpoints that would stop at random).
   bool ignore_eos = false;
   // Record each generated token's log-probability (Transcript::token_logprobs): one more
-  // pass over the vocabulary per token (~0.5 ms at 151 936 entries).
+  // pass over the vocabulary per token.
   bool logprobs = false;
   // Words to favour (names, jargon): each token that begins or continues one of them gets
   // hotword_boost added to its logit once the model's own reply header is written.
@@ -147,6 +134,12 @@ struct TranscribeOptions {
   // limit). > 0: also at most this many seconds per piece (bounds memory; at least 1 s).
   // Each piece is transcribed on its own: speaker numbers restart in every piece.
   double chunk_seconds = 0;
+  // Audio whose loudest 25 ms frame (measured every 5 ms, on the source's level:
+  // Audio::samples / Audio::gain) is quieter than this many dBFS holds no speech: the
+  // transcript is empty, with stop_reason "no_speech" and a warning, and the model does not
+  // run (it would invent words for the amplified noise). The quietest bundled and test
+  // clips have their loudest frame at -28 dBFS. -150 turns the check off.
+  double no_speech_floor_dbfs = -55.0;
   // Called with the fraction of work done (0..1); return false to cancel.
   std::function<bool(double)> on_progress;
   // Called with the transcript's text as it is decoded, a delta at a time (from the thread
@@ -165,6 +158,10 @@ struct Segment {
   double start = -1, end = -1;  // seconds; -1 when the model gave no time
   int speaker = -1;             // -1 when the model gave no speaker
   std::string text;
+  // The model's probability that there was nothing to transcribe: its probability of
+  // ending the reply before any word (one value for every segment of one prompt); -1 when
+  // not measured (decoding stopped inside the reply's header, or no model ran).
+  double no_speech_prob = -1;
 };
 
 struct Metrics {
@@ -210,12 +207,6 @@ struct Transcript {
   int threads = 0;
 };
 
-// Features from the encoder: frames x hidden, row-major (the sum of both branches).
-struct Features {
-  int64_t frames = 0, hidden = 0;
-  std::vector<float> data;
-};
-
 struct LiveOptions;
 class LiveSession;
 
@@ -240,6 +231,13 @@ class Session {
   std::unique_ptr<Impl> impl_;
 };
 
+// What running these options on this model should be told before any audio: an option the
+// model declares it was not trained for (TrainedWith). Session::Transcribe puts the same
+// lines in every Transcript::warnings; a front end with many inputs prints them once.
+// With TrainedWith::context false, a context is not used (the model answers it with
+// garbage or nothing): the warning says so.
+std::vector<std::string> OptionWarnings(const ModelInfo& model, const TranscribeOptions& options);
+
 // ---- Live transcription ----------------------------------------------------------------
 //
 // Audio that is still arriving, cut into pieces at pauses (docs/live.md). Every encoder
@@ -249,8 +247,9 @@ class Session {
 // (seconds long) is re-encoded and re-decoded from its start at every update (a partial
 // result), and once a pause ends it, or it reaches the maximum length, its text is final:
 // committed, never rewritten, and the next piece starts with a fresh prompt. A final text is
-// byte for byte what Transcribe gives for the piece's samples (normalized as LiveOptions
-// says); it does not depend on how the stream was cut into Feed calls nor on the threads.
+// byte for byte what Transcribe gives for the piece's samples (each piece goes through it,
+// normalized as LiveOptions says); it does not depend on how the stream was cut into Feed
+// calls nor on the threads.
 
 struct LiveOptions {
   // Prompt format, context and decoding (hotwords included) for every piece; chunk_seconds,
@@ -263,8 +262,9 @@ struct LiveOptions {
   double pause_seconds = 0.5;
   double silence_db = -35;
   // The longest piece; one without a pause is cut at its quietest 400 ms in the second
-  // half. 0: 30 s (the length VibeASR's training clips mostly have), within what the
-  // decoder's context holds with transcribe.decoding.max_tokens.
+  // half. 0: the longest clip the model declares it was trained on
+  // (TrainedWith::max_audio_seconds), else 30 s; never more than the decoder's context holds
+  // with transcribe.decoding.max_tokens.
   double max_piece_seconds = 0;
   // Each piece RMS-normalized and clip-guarded as LoadAudio does a file (AudioOptions).
   bool normalize = true;
@@ -320,12 +320,17 @@ class LiveSession {
 
 enum class OutputFormat { kTxt, kJson, kVerboseJson, kSrt, kVtt };
 Result<OutputFormat> OutputFormatFromName(std::string_view name);  // txt|json|verbose_json|srt|vtt
-const char* OutputFormatExtension(OutputFormat format);            // ".txt", ".srt", ...
+// ".txt", ".json", ".verbose.json", ".srt", ".vtt": distinct for every format, so one input's
+// files in one directory never overwrite each other.
+const char* OutputFormatExtension(OutputFormat format);
 struct FormatOptions {
   // srt/vtt: split cues longer than this many bytes at word boundaries (preferring a break
   // after punctuation), sharing the cue's time among the pieces in proportion to their
   // length (an estimate: the model gives times per segment, not per word). 0: off.
   int max_cue_chars = 0;
+  // json and verbose_json: when not empty, a "file" field with this name (several inputs
+  // written to one stream).
+  std::string file_name;
   Status Validate() const;
 };
 std::string FormatTranscript(const Transcript& t, OutputFormat format,

@@ -69,8 +69,14 @@ Status CheckWavTruncation(SNDFILE* f, const SF_INFO& info, const std::string& na
   return Status::Ok();
 }
 
+float Rms(const std::vector<float>& x) {
+  double sum_sq = 0.0;
+  for (float v : x) sum_sq += static_cast<double>(v) * static_cast<double>(v);
+  return x.empty() ? 0.0f : static_cast<float>(std::sqrt(sum_sq / static_cast<double>(x.size())));
+}
+
 Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
-                     const AudioOptions& options) {
+                     const AudioOptions& options, Resampler resampler) {
   const char* n = name.c_str();
   if (info.channels < 1 || info.channels > kMaxChannels) {
     return UnsupportedError("%s: %d channels; tern reads 1 to %d", n, info.channels, kMaxChannels);
@@ -84,7 +90,7 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
   auto too_long = [&](double seconds_at_least) {
     return ResourceExhaustedError(
         "%s: audio is %s%.1f s long, over the limit of %.1f s (raise it with "
-        "--max-audio-seconds / AudioOptions::max_seconds)",
+        "--max-audio-seconds)",
         n, seconds_at_least < 0 ? "more than " : "", std::fabs(seconds_at_least),
         options.max_seconds);
   };
@@ -96,7 +102,7 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
   TERN_RETURN_IF_ERROR(CheckWavTruncation(f, info, name));
 
   const bool passthrough = rate == kTargetRate;
-  const bool linear = options.resampler == Resampler::kLinear;
+  const bool linear = resampler == Resampler::kLinear;
   std::unique_ptr<SoxrResampler> soxr;
   if (!passthrough && !linear) {
     TERN_ASSIGN_OR_RETURN(soxr, SoxrResampler::Create(rate, kTargetRate));
@@ -186,10 +192,13 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
     }
   }
   if (options.normalize) {
-    NormalizeRms(&out.samples);
+    const float before = NormalizeRms(&out.samples);
     if (options.clip_guard) ClipGuard(&out.samples);
+    // The level the samples had: a quiet recording and a loud one normalize alike, and the
+    // no-speech check asks how loud the source was.
+    if (before > 0) out.gain = Rms(out.samples) / before;
   }
-  out.duration_s = static_cast<double>(out.samples.size()) / kTargetRate;
+  out.name = name;
   return out;
 }
 
@@ -209,6 +218,48 @@ Status OpenError(const std::string& name) {
 
 }  // namespace
 
+Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options,
+                        Resampler resampler) {
+  TERN_RETURN_IF_ERROR(options.Validate());
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    const int e = errno;
+    if (e == ENOENT) return NotFoundError("%s: no such file", path.c_str());
+    return IoError("%s: %s", path.c_str(), std::strerror(e));
+  }
+  if (S_ISDIR(st.st_mode)) return InvalidArgumentError("%s: is a directory, not an audio file", path.c_str());
+  if (st.st_size == 0) return FormatError("%s: file is empty", path.c_str());
+  SF_INFO info{};
+  SndfilePtr f;
+  {
+    std::lock_guard<std::mutex> lock(OpenMutex());
+    f.reset(sf_open(path.c_str(), SFM_READ, &info));
+    if (!f) return OpenError(path);
+  }
+  return Decode(f.get(), info, path, options, resampler);
+}
+
+Result<Audio> LoadAudioFromMemory(const void* data, size_t size, const std::string& name,
+                                  const AudioOptions& options, Resampler resampler) {
+  TERN_RETURN_IF_ERROR(options.Validate());
+  if (size == 0) return FormatError("%s: no bytes (empty input)", name.c_str());
+  SF_VIRTUAL_IO io{MemLength, MemSeek, MemRead, MemWrite, MemTell};
+  MemStream m{static_cast<const uint8_t*>(data), static_cast<sf_count_t>(size), 0};
+  SF_INFO info{};
+  SndfilePtr f;
+  {
+    std::lock_guard<std::mutex> lock(OpenMutex());
+    f.reset(sf_open_virtual(&io, SFM_READ, &info, &m));
+    if (!f) return OpenError(name);
+  }
+  return Decode(f.get(), info, name, options, resampler);
+}
+
+}  // namespace tern::audio
+
+namespace tern {
+
+// The public AudioOptions' rules live with the loader that reads them.
 Status AudioOptions::Validate() const {
   if (!(max_seconds > 0) || !std::isfinite(max_seconds)) {
     return InvalidArgumentError("max audio seconds must be a positive number, got %g", max_seconds);
@@ -224,40 +275,4 @@ Status AudioOptions::Validate() const {
   return Status::Ok();
 }
 
-Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options) {
-  TERN_RETURN_IF_ERROR(options.Validate());
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    const int e = errno;
-    if (e == ENOENT) return NotFoundError("%s: no such file", path.c_str());
-    return IoError("%s: %s", path.c_str(), std::strerror(e));
-  }
-  if (S_ISDIR(st.st_mode)) return InvalidArgumentError("%s: is a directory", path.c_str());
-  if (st.st_size == 0) return FormatError("%s: file is empty", path.c_str());
-  SF_INFO info{};
-  SndfilePtr f;
-  {
-    std::lock_guard<std::mutex> lock(OpenMutex());
-    f.reset(sf_open(path.c_str(), SFM_READ, &info));
-    if (!f) return OpenError(path);
-  }
-  return Decode(f.get(), info, path, options);
-}
-
-Result<Audio> LoadAudioFromMemory(const void* data, size_t size, const std::string& name,
-                                  const AudioOptions& options) {
-  TERN_RETURN_IF_ERROR(options.Validate());
-  if (size == 0) return FormatError("%s: no bytes (empty input)", name.c_str());
-  SF_VIRTUAL_IO io{MemLength, MemSeek, MemRead, MemWrite, MemTell};
-  MemStream m{static_cast<const uint8_t*>(data), static_cast<sf_count_t>(size), 0};
-  SF_INFO info{};
-  SndfilePtr f;
-  {
-    std::lock_guard<std::mutex> lock(OpenMutex());
-    f.reset(sf_open_virtual(&io, SFM_READ, &info, &m));
-    if (!f) return OpenError(name);
-  }
-  return Decode(f.get(), info, name, options);
-}
-
-}  // namespace tern::audio
+}  // namespace tern

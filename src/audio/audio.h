@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "tern/types.h"
 
 namespace tern::audio {
 
@@ -43,34 +44,16 @@ inline constexpr int kMaxChannels = 64;
 
 enum class Resampler { kSoxrHq, kLinear };
 
-struct AudioOptions {
-  bool normalize = true;   // RMS to -25 dBFS (steps 4-5)
-  bool clip_guard = true;  // step 5 (only when normalize is on)
-  // 3 hours: the decoder's trained context (65 536 positions at 7.5 frames/s) covers about
-  // 2.4 h, so longer input cannot be transcribed in one pass anyway; 3 h of 24 kHz float
-  // samples is 1 GB, a bound a server can afford per request.
-  double max_seconds = 3 * 3600.0;
-  Resampler resampler = Resampler::kSoxrHq;
-  // An excerpt: [offset_s, offset_s + duration_s) of the source (duration 0: to the end), cut
-  // after resampling and before normalization, so it is normalized as a file of its own.
-  // max_seconds still bounds what is decoded. An offset at or past the end is an error.
-  double offset_s = 0;
-  double duration_s = 0;
+// The options and the result are the public types (tern/types.h), used as they are.
+using tern::Audio;
+using tern::AudioOptions;
 
-  Status Validate() const;
-};
-
-struct Audio {
-  std::vector<float> samples;  // mono, kTargetRate Hz
-  int source_rate = 0;
-  int source_channels = 0;
-  double duration_s = 0;       // samples.size() / 24000
-  double offset_s = 0;         // where samples[0] lies in the source (AudioOptions::offset_s)
-};
-
-Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options = {});
-// `name` appears in messages. The bytes are only read during the call.
+// Audio::name is `path`, or `name` for bytes in memory (the bytes are only read during the
+// call). `resampler`: kLinear only for parity runs against upstream.
+Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options = {},
+                        Resampler resampler = Resampler::kSoxrHq);
 Result<Audio> LoadAudioFromMemory(const void* data, size_t size, const std::string& name,
-                                  const AudioOptions& options = {});
+                                  const AudioOptions& options = {},
+                                  Resampler resampler = Resampler::kSoxrHq);
 
 }  // namespace tern::audio

@@ -12,9 +12,12 @@
 
 #include "audio/normalize.h"
 #include "audio/resample.h"
+#include "base/test_util.h"
 
 namespace tern::audio {
 namespace {
+
+using testutil::Rms;
 
 namespace fs = std::filesystem;
 
@@ -81,12 +84,6 @@ std::vector<float> Sine(int rate, double hz, double amp, size_t n) {
   return v;
 }
 
-double Rms(const std::vector<float>& x) {
-  double s = 0;
-  for (float v : x) s += static_cast<double>(v) * v;
-  return std::sqrt(s / x.size());
-}
-
 AudioOptions Raw() {
   AudioOptions o;
   o.normalize = false;
@@ -106,7 +103,8 @@ TEST(Audio, Wav24kMonoPassesThroughWithLibsndfileScaling) {
   for (size_t i = 0; i < pcm.size(); ++i) ASSERT_EQ(a->samples[i], pcm[i] / 32768.0f) << i;
   EXPECT_EQ(a->source_rate, 24000);
   EXPECT_EQ(a->source_channels, 1);
-  EXPECT_DOUBLE_EQ(a->duration_s, 5000 / 24000.0);
+  EXPECT_DOUBLE_EQ(a->duration_s(), 5000 / 24000.0);
+  EXPECT_EQ(a->name, path);
 }
 
 TEST(Audio, StereoMixdownIsTheFloatMean) {
@@ -158,9 +156,7 @@ TEST(Audio, Resample16kTo24kKeepsFrequencyAndLength) {
 
   // Upstream's linear interpolation: the error of linear interpolation of A sin(wt) with
   // step h is at most A (w h)^2 / 8 = 0.5 * (2 pi 440 / 16000)^2 / 8 = 1.87e-3.
-  AudioOptions lin = Raw();
-  lin.resampler = Resampler::kLinear;
-  auto b = LoadAudio(path, lin);
+  auto b = LoadAudio(path, Raw(), Resampler::kLinear);
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->samples.size(), 24000u);  // (size_t)(16000 / (2/3))
   double lin_err = 0;
@@ -255,6 +251,12 @@ TEST(Audio, NormalizeAndClipGuard) {
   auto raw = LoadAudio(path, Raw());
   ASSERT_TRUE(raw.ok());
   EXPECT_EQ(raw->samples, spike);
+  // The gain undoes both steps: samples / gain is the source's level (the no-speech check).
+  EXPECT_EQ(raw->gain, 1.0f);
+  EXPECT_NEAR(unguarded->samples[100] / unguarded->gain, 0.9f, 1e-5f);
+  EXPECT_NEAR(guarded->samples[100] / guarded->gain, 0.9f, 1e-5f);
+  EXPECT_NEAR(guarded->samples[200] / guarded->gain, -0.1f, 1e-6f);
+  EXPECT_LT(guarded->gain, unguarded->gain);
 }
 
 TEST(Audio, FlacOggMp3Decode) {
@@ -463,7 +465,7 @@ TEST(Audio, ExcerptIsTheSliceOfTheWhole) {
   EXPECT_EQ(part->samples, std::vector<float>(whole->samples.begin() + 6000,
                                               whole->samples.begin() + 18000));
   EXPECT_DOUBLE_EQ(part->offset_s, 0.25);
-  EXPECT_DOUBLE_EQ(part->duration_s, 0.5);
+  EXPECT_DOUBLE_EQ(part->duration_s(), 0.5);
   o.duration_s = 0;  // to the end
   auto tail = LoadAudio(path, o);
   ASSERT_TRUE(tail.ok());

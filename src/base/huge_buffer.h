@@ -4,8 +4,8 @@
 // Why not std::vector: a decode step streams ~560 MB of packed weights (published
 // geometry, int8 head). In 4 KB pages that is ~137 000 pages per token, each a TLB miss and
 // a boundary the hardware prefetchers stop at. A buffer of 2 MB or more is mapped 2 MB
-// aligned and its whole 2 MB pages are advised for transparent huge pages (measured in
-// README, Benchmarks: decode ms/token with and without). The advice is only advice: where
+// aligned and its whole 2 MB pages are advised for transparent huge pages, which cuts the
+// decode step's time per token. The advice is only advice: where
 // THP is off the buffer is ordinary memory. The tail past the last whole 2 MB page is not
 // advised and a smaller buffer comes from the heap, so a small tensor never costs 2 MB.
 #pragma once

@@ -39,7 +39,9 @@ TEST(Status, MacrosPropagate) {
 
 TEST(CpuFeatures, TiersAreConsistent) {
   const CpuFeatures& f = GetCpuFeatures();
-  if (f.HasAvx512Tier()) EXPECT_TRUE(f.HasAvx2Tier());
+  if (f.HasAvx512Tier()) {
+    EXPECT_TRUE(f.HasAvx2Tier());
+  }
   EXPECT_FALSE(f.ToString().empty());
 }
 

@@ -75,7 +75,9 @@ void AppendPiece(const Transcript& p, double t0, double t1, Transcript* all) {
       all->segments.push_back(std::move(seg));
     }
   } else {
-    all->segments.push_back(Segment{t0, t1, -1, text});
+    Segment seg{t0, t1, -1, text};
+    if (!p.segments.empty()) seg.no_speech_prob = p.segments.front().no_speech_prob;
+    all->segments.push_back(std::move(seg));
   }
   all->token_ids.insert(all->token_ids.end(), p.token_ids.begin(), p.token_ids.end());
   all->token_logprobs.insert(all->token_logprobs.end(), p.token_logprobs.begin(),

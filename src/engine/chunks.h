@@ -1,6 +1,6 @@
 // Audio too long for one prompt, in pieces, and the pieces' transcripts merged into one.
 // VibeASR reads a whole recording in one prompt; when its pads and the output budget do not
-// fit the decoder's context, or the encoder's memory budget (session.cc), or the caller asks
+// fit the decoder's context, or the encoder's memory budget (long_audio.h), or the caller asks
 // for shorter pieces, the audio is cut into consecutive pieces, each in a pause near its
 // length limit so that a cut rarely splits a word.
 #pragma once

@@ -22,6 +22,13 @@ double NowMs() {
       .count();
 }
 
+// As LoadAudio measures it (the no-speech check reads the source level through Audio::gain).
+float Rms(const std::vector<float>& x) {
+  double sum_sq = 0.0;
+  for (float v : x) sum_sq += static_cast<double>(v) * static_cast<double>(v);
+  return x.empty() ? 0.0f : static_cast<float>(std::sqrt(sum_sq / static_cast<double>(x.size())));
+}
+
 engine::LiveCutterConfig CutterConfig(const LiveOptions& o, int64_t max_piece_samples) {
   engine::LiveCutterConfig c;
   c.pause_samples = std::llround(o.pause_seconds * kRate);
@@ -63,13 +70,18 @@ Status LiveSession::Impl::Decode(LiveEvent::Kind kind, int64_t end, int64_t hear
                                  std::vector<LiveEvent>* events) {
   const int64_t n = end - buf_start;
   if (n < 1) return Status::Ok();
-  std::vector<float> x(buf.begin(), buf.begin() + n);
-  if (options.normalize) {  // as LoadAudio does a file (AudioOptions defaults)
-    audio::NormalizeRms(&x);
-    audio::ClipGuard(&x);
-  }
   const double t0 = static_cast<double>(buf_start) / kRate, t1 = static_cast<double>(end) / kRate;
-  Result<Transcript> t = decode(x.data(), n, "live stream " + engine::PieceLabel(t0, t1));
+  Audio a;
+  a.name = "live stream " + engine::PieceLabel(t0, t1);
+  a.samples.assign(buf.begin(), buf.begin() + n);
+  a.source_rate = options.sample_rate;
+  a.source_channels = 1;
+  if (options.normalize) {  // as LoadAudio does a file (AudioOptions defaults)
+    const float before = audio::NormalizeRms(&a.samples);
+    audio::ClipGuard(&a.samples);
+    if (before > 0) a.gain = Rms(a.samples) / before;
+  }
+  Result<Transcript> t = decode(a);
   if (!t.ok()) {
     broken = t.status();
     return broken;

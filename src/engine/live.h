@@ -15,9 +15,9 @@
 namespace tern {
 
 struct LiveSession::Impl {
-  // One prompt for samples x[0, n) at 24 kHz (n >= 1); `name` names the piece in errors.
-  using PieceDecoder =
-      std::function<Result<Transcript>(const float* x, int64_t n, const std::string& name)>;
+  // A piece's transcript: what Session::Transcribe gives for it as a file (the samples
+  // normalized as LoadAudio would, `name` naming the piece in errors).
+  using PieceDecoder = std::function<Result<Transcript>(const Audio& piece)>;
 
   Impl(const LiveOptions& options, int64_t max_piece_samples, PieceDecoder decoder);
 

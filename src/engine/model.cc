@@ -9,6 +9,7 @@
 
 #include "base/timer.h"
 #include "engine/model_impl.h"
+#include "engine/trained.h"
 #include "kernels/kernels.h"
 
 namespace tern {
@@ -56,16 +57,14 @@ Result<std::shared_ptr<const Model>> Model::Load(const ModelOptions& options) {
   // The encoder loads on a second thread (its two branches side by side) while this one
   // loads the decoder with a pool of every CPU (up to 8): both are mostly packing and first
   // touches of fresh memory, and independent. The decoder's share (opening the file, its
-  // vocabulary, ~330 MB of I2_S) outlasts the encoder's, so its pool gets every CPU too:
-  // on the 2-core machine the full-geometry load fell from 1.9-2.3 s to 1.1-1.2 s with
-  // that pool at 2 threads instead of 1 (README, Benchmarks). The future joins on every
-  // return path.
+  // vocabulary, ~330 MB of I2_S) outlasts the encoder's, so its pool gets every CPU too,
+  // even where the encoder's thread then shares a core. The future joins on every return
+  // path.
   std::future<Result<std::unique_ptr<vibeasr::Encoder>>> encoder = std::async(
       std::launch::async, [path = info.vae_path] { return vibeasr::Encoder::Load(path); });
 
   TERN_ASSIGN_OR_RETURN(impl->lm_file, gguf::File::Open(info.lm_path));
-  const vibeasr::HeadMode head = options.head == HeadPrecision::kInt8 ? vibeasr::HeadMode::kInt8
-                                                                      : vibeasr::HeadMode::kF16;
+  const HeadPrecision head = options.head;
   {
     // At most 8: packing is bound by memory long before that, and a container may report
     // far more CPUs than it may use.
@@ -101,8 +100,9 @@ Result<std::shared_ptr<const Model>> Model::Load(const ModelOptions& options) {
   info.kv_heads = c.kv_heads;
   info.ffn = c.ffn;
   info.context = c.context;
-  info.head = head == vibeasr::HeadMode::kInt8 ? "int8" : "f16";
+  info.head = head == HeadPrecision::kInt8 ? "int8" : "f16";
   info.isa = kernels::IsaName(isa);
+  TERN_ASSIGN_OR_RETURN(info.trained, engine::ReadTrainedWith(*impl->lm_file));
   info.load_ms = timer.ElapsedMs();
   return std::shared_ptr<const Model>(new Model(std::move(impl)));
 }

@@ -77,6 +77,9 @@ Status TranscribeOptions::Validate() const {
   if (!(chunk_seconds == 0 || (chunk_seconds >= 1 && chunk_seconds <= 1e6)))
     return InvalidArgumentError("chunk seconds must be 0 (automatic) or in [1, 1e6], got %g",
                                 chunk_seconds);
+  if (!(no_speech_floor_dbfs >= -150.0 && no_speech_floor_dbfs <= 0.0))
+    return InvalidArgumentError("no-speech floor must be in [-150, 0] dBFS, got %g",
+                                no_speech_floor_dbfs);
   return decoding.Validate();
 }
 

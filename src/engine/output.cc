@@ -93,11 +93,16 @@ std::string Timestamp(double seconds, char sep) {
   return buf;
 }
 
-nlohmann::json SegmentsJson(const Transcript& t) {
+// `verbose`: each segment's no_speech_prob too, when measured.
+nlohmann::json SegmentsJson(const Transcript& t, bool verbose) {
   nlohmann::json segs = nlohmann::json::array();
-  for (const Cue& c : Cues(t)) {
+  const std::vector<Cue> cues = Cues(t);  // one per segment, in order
+  for (size_t i = 0; i < cues.size(); ++i) {
+    const Cue& c = cues[i];
     nlohmann::json j = {{"start", c.start}, {"end", c.end}, {"text", TrimText(c.text)}};
     if (c.speaker >= 0) j["speaker"] = c.speaker;
+    if (verbose && t.segments[i].no_speech_prob >= 0)
+      j["no_speech_prob"] = t.segments[i].no_speech_prob;
     segs.push_back(j);
   }
   return segs;
@@ -124,7 +129,7 @@ const char* OutputFormatExtension(OutputFormat format) {
   switch (format) {
     case OutputFormat::kTxt: return ".txt";
     case OutputFormat::kJson: return ".json";
-    case OutputFormat::kVerboseJson: return ".json";
+    case OutputFormat::kVerboseJson: return ".verbose.json";
     case OutputFormat::kSrt: return ".srt";
     case OutputFormat::kVtt: return ".vtt";
   }
@@ -144,7 +149,8 @@ std::string FormatTranscript(const Transcript& t, OutputFormat format,
       return out;
     }
     case OutputFormat::kJson: {
-      nlohmann::json j = {{"text", TrimText(t.text)}, {"segments", SegmentsJson(t)}};
+      nlohmann::json j = {{"text", TrimText(t.text)}, {"segments", SegmentsJson(t, false)}};
+      if (!options.file_name.empty()) j["file"] = options.file_name;
       return Dump(j);
     }
     case OutputFormat::kVerboseJson: {
@@ -153,7 +159,7 @@ std::string FormatTranscript(const Transcript& t, OutputFormat format,
       for (const auto& [name, ms] : m.stages) stages[name] = ms;
       nlohmann::json j = {
           {"text", TrimText(t.text)},
-          {"segments", SegmentsJson(t)},
+          {"segments", SegmentsJson(t, true)},
           {"structured", t.structured},
           {"duration", t.duration_s},
           {"offset", t.offset_s},
@@ -187,6 +193,7 @@ std::string FormatTranscript(const Transcript& t, OutputFormat format,
         j["token_logprobs"] = t.token_logprobs;
         j["avg_logprob"] = sum / static_cast<double>(t.token_logprobs.size());
       }
+      if (!options.file_name.empty()) j["file"] = options.file_name;
       return Dump(j);
     }
     case OutputFormat::kSrt: {

@@ -1,6 +1,9 @@
 // The JSON segment parser and the transcript writers.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "engine/segments.h"
@@ -161,6 +164,25 @@ TEST(Writers, FormatNames) {
   Result<OutputFormat> bad = OutputFormatFromName("docx");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("docx"), std::string::npos);
+}
+
+// Every format its own extension (one input's files side by side in one directory), and
+// the "file" field only in the JSON writers and only when asked.
+TEST(Writers, ExtensionsAreDistinctAndJsonCanNameTheFile) {
+  std::set<std::string> seen;
+  for (OutputFormat f : {OutputFormat::kTxt, OutputFormat::kJson, OutputFormat::kVerboseJson,
+                         OutputFormat::kSrt, OutputFormat::kVtt}) {
+    EXPECT_TRUE(seen.insert(OutputFormatExtension(f)).second) << OutputFormatExtension(f);
+  }
+  EXPECT_STREQ(OutputFormatExtension(OutputFormat::kVerboseJson), ".verbose.json");
+  FormatOptions named;
+  named.file_name = "a/b.wav";
+  for (OutputFormat f : {OutputFormat::kJson, OutputFormat::kVerboseJson}) {
+    EXPECT_EQ(nlohmann::json::parse(FormatTranscript(Sample(), f, named))["file"], "a/b.wav");
+    EXPECT_FALSE(nlohmann::json::parse(FormatTranscript(Sample(), f)).contains("file"));
+  }
+  EXPECT_EQ(FormatTranscript(Sample(), OutputFormat::kTxt, named),
+            FormatTranscript(Sample(), OutputFormat::kTxt));
 }
 
 // One parser for --head in every tool (transcribe, bench e2e, server).

@@ -81,4 +81,13 @@ Status ApplyTypeIdPatches(const std::vector<TypeIdPatch>& patches, uint8_t* data
 Result<size_t> RewriteTypeIds(const std::string& input, const std::string& output,
                               TypeIds target);
 
+// Copies `input` to `output` with the KV pairs `set` added after the file's own (a key the
+// file has keeps its place and takes the new value). Everything else is the input's: its
+// type-id numbering, alignment, KV order, tensor infos and tensor bytes (the data section
+// is byte-identical; only its start moves with the header). The copy is re-read and its
+// tensor bytes compared before it replaces `output` (a temporary file in the same
+// directory, then a rename), so output == input is safe. Holds the tensors in memory.
+Status RewriteWithKvs(const std::string& input, const std::string& output,
+                      const std::vector<std::pair<std::string, Value>>& set);
+
 }  // namespace tern::gguf

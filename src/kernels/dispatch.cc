@@ -27,7 +27,7 @@ bool Runnable(Isa isa, [[maybe_unused]] const CpuFeatures& f) {
       return f.HasAvx512Tier();
 #endif
 #if defined(__aarch64__)
-    // ---- aarch64 hook (NEON engineer): kNeonDotTable when f.dotprod, else kNeonTable. ----
+    // TableOf picks kNeonDotTable when the CPU has dotprod, else kNeonTable.
     case Isa::kNeon:
       return f.neon;
 #endif

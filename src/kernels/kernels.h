@@ -18,7 +18,7 @@
 //
 // Scalar kernels (kernels/scalar/) are plain loops and the oracle for every other ISA.
 //
-// NOTE for callers (x86 kernels engineer, 2026-11-29; no signature changed from the draft):
+// Notes for callers:
 //   * Row alignment: scalar 1; AVX2 and AVX-512 16 for both I2_S and int8 (their packs
 //     interleave 16 rows, kernels/packing.h). Split rows with ThreadPool::Split(N, align, ...).
 //     Packed sizes round N up to 16 rows (and int8 K up to 4): always allocate

@@ -26,7 +26,7 @@ using ktest::Bits;
 
 // Quantized activation rows (n rows of k, stride ldq) in guarded memory.
 struct QRows {
-  QRows(int64_t n, int64_t /*k*/, int64_t ldq) : q(n * ldq), scale(n), sums(n), ldq(ldq) {}
+  QRows(int64_t n, int64_t /*k*/, int64_t ld) : q(n * ld), scale(n), sums(n), ldq(ld) {}
   Guarded<int8_t> q;
   Guarded<float> scale;
   Guarded<int32_t> sums;

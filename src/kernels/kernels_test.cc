@@ -9,7 +9,7 @@
 
 #include "base/cpu_features.h"
 #include "kernels/kernels.h"
-#include "kernels/q6k.h"
+#include "tensor/blocks.h"
 #include "kernels/test_util.h"
 
 namespace tern::kernels {
@@ -214,8 +214,8 @@ TEST(F16, SimdMatchesScalarBitExact) {
 // ---- Q6_K --------------------------------------------------------------------------------
 
 // Writes 6-bit code q (0..63) of element e into a block, following the layout text of
-// spec 2.5 / q6k.h rather than the dequantizer.
-void SetQ6(BlockQ6K* b, int e, int q) {
+// spec 2.5 / tensor/quant_ref.h rather than the dequantizer.
+void SetQ6(BlockQ6_K* b, int e, int q) {
   const int half = e / 128, l = e % 128, quad = l / 32, pos = l % 32;
   uint8_t* ql = b->ql + half * 64;
   uint8_t* qh = b->qh + half * 32;
@@ -227,8 +227,8 @@ void SetQ6(BlockQ6K* b, int e, int q) {
 
 TEST(Q6K, DecodedByHandAndSimdMatches) {
   const int blocks = 3;
-  Guarded<BlockQ6K> b(blocks);
-  std::memset(b.data(), 0, sizeof(BlockQ6K) * blocks);
+  Guarded<BlockQ6_K> b(blocks);
+  std::memset(b.data(), 0, sizeof(BlockQ6_K) * blocks);
   std::mt19937 rng(11);
   std::vector<int> q(blocks * 256);
   for (int i = 0; i < blocks; ++i) {

@@ -1,5 +1,6 @@
 // The per-ISA kernel tables this build contains (internal to src/kernels; ISA-neutral).
-// Each is defined in <isa>/table.cc, whose functions live in namespace tern::kernels::<isa>.
+// Each is defined in <isa>/table.cc from kernels/table.inc, included into the ISA's
+// namespace tern::kernels::<isa>.
 #pragma once
 
 #include "kernels/kernels.h"
@@ -12,8 +13,8 @@ extern const KernelTable kAvx2Table;
 extern const KernelTable kAvx512Table;
 #endif
 #if defined(__aarch64__)
-// ---- aarch64 hook (NEON engineer): define these in kernels/neon/table.cc. ----
-// kNeonTable: plain ASIMD (vmull/vpadal); kNeonDotTable: with the dotprod extension (sdot).
+// Both in kernels/neon/table.cc. kNeonTable: plain ASIMD (vmull/vpadal); kNeonDotTable: the
+// same with the dotprod extension's GEMMs (sdot).
 extern const KernelTable kNeonTable;
 extern const KernelTable kNeonDotTable;
 #endif

@@ -58,12 +58,6 @@ const KernelTable& Scalar() {
   return **t;
 }
 
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
 GuardedBuffer* PackI2s(const KernelTable& t, const uint8_t* canonical, int64_t k, int64_t n) {
   auto* b = new GuardedBuffer(t.i2s_packed_bytes(k, n));
   t.pack_i2s(canonical, k, n, b->as<uint8_t>());

@@ -1,5 +1,6 @@
-// Test helpers for the kernel tests: buffers that fault on any over- or under-read, random
-// data, and the list of tables to check against the scalar oracle.
+// Kernel test fixtures: buffers that fault on any over- or under-read, random data, and the
+// list of tables to check against the scalar oracle. Helpers shared with the other layers'
+// tests are in base/test_util.h.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/test_util.h"
 #include "kernels/kernels.h"
 
 namespace tern::kernels::ktest {
@@ -35,7 +37,7 @@ class GuardedBuffer {
 // A typed guarded array of n elements, filled by the caller.
 template <typename T>
 struct Guarded {
-  explicit Guarded(size_t n) : buf(n * sizeof(T)), n(n) {}
+  explicit Guarded(size_t count) : buf(count * sizeof(T)), n(count) {}
   T* data() { return buf.as<T>(); }
   T& operator[](size_t i) { return data()[i]; }
   GuardedBuffer buf;
@@ -76,8 +78,8 @@ void ForEachRequantEpilogue(int8_t* q, int64_t ldq, float c, float inv, const fl
       }
 }
 
-// The bit pattern of a float (bit-exact comparisons that also tell -0 from +0).
-uint32_t Bits(float f);
+// The bit pattern of a float, as every layer's tests compare them (base/test_util.h).
+using testutil::Bits;
 
 // Canonical I2_S bytes for a row-major matrix of codes (each 0..3).
 std::vector<uint8_t> EncodeI2s(const std::vector<uint8_t>& codes, int64_t k, int64_t n);

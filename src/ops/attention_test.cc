@@ -3,6 +3,7 @@
 // after a token's own cache row are never read (they hold NaN here).
 #include "ops/attention.h"
 
+#include "base/test_util.h"
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,15 +17,9 @@
 namespace tern::ops {
 namespace {
 
-const double kU = std::ldexp(1.0, -24);
+using testutil::RandomFloats;
 
-std::vector<float> RandomFloats(size_t n, uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+const double kU = std::ldexp(1.0, -24);
 
 struct Case {
   int64_t heads, kv_heads, hd, start, n;

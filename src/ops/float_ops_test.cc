@@ -3,6 +3,7 @@
 // every threaded op byte-identical at 1, 2 and 4 threads.
 #include <gtest/gtest.h>
 
+#include "base/test_util.h"
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -15,15 +16,9 @@
 namespace tern::ops {
 namespace {
 
-const double kU = std::ldexp(1.0, -24);
+using testutil::RandomFloats;
 
-std::vector<float> RandomFloats(size_t n, uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+const double kU = std::ldexp(1.0, -24);
 
 // Runs fn(pool, out) at 1, 2 and 4 threads and checks the outputs are byte-identical.
 template <typename Fn>

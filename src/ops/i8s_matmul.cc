@@ -103,8 +103,8 @@ struct TileOut {
 
 // One product tile. Sums needed only as bounds or as int8 go through the kernel's fused
 // epilogue where the ISA has one; otherwise (or when they are stored anyway: the kernel's
-// store, then one i32_minmax pass over the L1-resident tile, measured faster than folding
-// in the epilogue) through gemm_i8_i8 and the separate entries. Same bytes either way.
+// store, then one i32_minmax pass over the L1-resident tile, which beats folding in the
+// epilogue) through gemm_i8_i8 and the separate entries. Same bytes either way.
 void GemmTileOut(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& cols,
                  int64_t t0, int64_t t1, int64_t r0, int64_t r1, const TileOut& o) {
   const kernels::I8Epilogue& rq = o.rq;
@@ -175,9 +175,7 @@ float GemmBias(ThreadPool& pool, const I8sMatrix& w, const Cols& cols, float c,
 // Products with few multiply-adds per sum (the stem conv: 7 taps of one channel) cost less
 // computed twice than stored as int32 and read back (T x N x 4 bytes: 10.75 MB for the stem
 // of a 3.5 s clip): pass 1 folds the bounds, pass 2 requantizes in the kernel's epilogue.
-// Only where the ISA has that epilogue. Same bytes as GemmBias + RequantAll. (BmConv/stage:0
-// 1.10-1.21 ms stored, 0.91-1.15 recomputed; an earlier try measured slower while the
-// AVX-512 tile still loaded the partial quad with a memcpy call.)
+// Only where the ISA has that epilogue. Same bytes as GemmBias + RequantAll.
 constexpr int64_t kRecomputeMaxK = 32;
 
 bool RecomputeSums(const kernels::KernelTable& kt, int64_t k) {

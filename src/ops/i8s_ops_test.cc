@@ -382,14 +382,14 @@ TEST(I8sOps, RmsNormScaledMatchesReference) {
       ThreadPool pool(nth);
       for (bool stored : {false, true}) {
         std::vector<float> rows(T), ys(stored ? C * T : 0);
-        float* y = stored ? ys.data() : nullptr;
+        float* y_out = stored ? ys.data() : nullptr;
         std::vector<int8_t> q(C * T);
         I8sTensor in{x.data(), C, T, xs}, out{q.data()};
-        RmsNormScaled(pool, in, gamma.data(), eps, rows.data(), &out, y);
+        RmsNormScaled(pool, in, gamma.data(), eps, rows.data(), &out, y_out);
         ExpectSame(ref, out, stored ? "rms_norm_scaled stored" : "rms_norm_scaled", nth);
         std::vector<int8_t> inplace = x;  // out aliasing x
         I8sTensor io{inplace.data(), C, T, xs};
-        RmsNormScaled(pool, io, gamma.data(), eps, rows.data(), &io, y);
+        RmsNormScaled(pool, io, gamma.data(), eps, rows.data(), &io, y_out);
         ExpectSame(ref, io, "rms_norm_scaled in place", nth);
       }
     }
@@ -414,15 +414,15 @@ TEST(I8sOps, AddScaledMatchesReferenceAtAnyThreadCount) {
         ThreadPool pool(nth);
         for (bool stored : {false, true}) {
           std::vector<float> ys(stored ? C * T : 0);
-          float* y = stored ? ys.data() : nullptr;
+          float* y_out = stored ? ys.data() : nullptr;
           std::vector<int8_t> q(C * T);
           I8sTensor ta{a.data(), C, T, sa}, tb{b.data(), C, T, sb}, out{q.data()};
           const float* g = use_gamma ? gamma.data() : nullptr;
-          AddScaled(pool, ta, tb, g, &out, y);
+          AddScaled(pool, ta, tb, g, &out, y_out);
           ExpectSame(ref, out, stored ? "add_scaled stored" : "add_scaled", nth);
           std::vector<int8_t> bb = b;  // the residual updated in place
           I8sTensor tio{bb.data(), C, T, sb};
-          AddScaled(pool, ta, tio, g, &tio, y);
+          AddScaled(pool, ta, tio, g, &tio, y_out);
           ExpectSame(ref, tio, "add_scaled in place", nth);
         }
       }

@@ -28,8 +28,7 @@ I8sMatrix PackI8sMatrix(const int8_t* rows, int64_t k, int64_t n, float scale, b
   (m.u8 ? kt.pack_u8_i8 : kt.pack_i8)(rows, k, n, m.packed.data());
   if (m.u8) {
     // |128 * sum| <= 2^14 * k: int32 for k < 2^17. The sum is a local: accumulated in
-    // m.corr[r] it was reloaded and stored every term, since the int8 rows may alias it
-    // (16% of a `tern-dev encode` run, load included, with the published shapes).
+    // m.corr[r] it was reloaded and stored every term, since the int8 rows may alias it.
     m.corr.resize(static_cast<size_t>(n));
     for (int64_t r = 0; r < n; ++r) {
       const int8_t* row = rows + r * k;

@@ -13,10 +13,13 @@
 #include <vector>
 
 #include "ops/activation.h"
+#include "base/test_util.h"
 #include "tensor/quant_ref.h"
 
 namespace tern::ops {
 namespace {
+
+using testutil::RandomFloats;
 
 // Reference per-row activation quantization (spec 2.3 item 1).
 void RefQuantizeRow(const float* x, int64_t k, int8_t* q, float* s, int32_t* sum) {
@@ -30,14 +33,6 @@ void RefQuantizeRow(const float* x, int64_t k, int8_t* q, float* s, int32_t* sum
     acc += q[i];
   }
   *sum = acc;
-}
-
-std::vector<float> RandomFloats(size_t n, uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
 }
 
 struct Acts {

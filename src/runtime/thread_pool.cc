@@ -16,10 +16,9 @@ constexpr std::chrono::microseconds kSpin{2000};
 // How long of that it spins on the pause hint alone before it also yields the core at every
 // check. On a machine with more runnable threads than cores (another process's threads, or
 // more pool threads than cores), the thread being waited for may be the one that cannot
-// run; a waiter that keeps its core for 2 ms then wastes it. Measured with a 2-thread
-// training job on this 2-core machine, before yielding: 2-thread decode 600 ms/token
-// against 26 ms alone. With nothing else runnable, a yield returns at once and the wait
-// stays a spin.
+// run; a waiter that keeps its core for the whole kSpin then starves it (decode slowed
+// many times over beside another busy process). With nothing else runnable, a yield
+// returns at once and the wait stays a spin.
 constexpr std::chrono::microseconds kPauseOnly{20};
 
 inline void CpuRelax() {

@@ -5,8 +5,7 @@
 //
 // Waiting: a decode step issues ~450 short parallel regions (tens of microseconds each). If
 // an idle thread slept on a condition variable between them, every region would pay a futex
-// wake-up of a core in a low-power state: measured 50-100 us on this machine's VM, i.e. more
-// than the work. So waiters spin (with a CPU pause hint) for a bounded time, kSpin, and only
+// wake-up of a core in a low-power state, which can take longer than the work. So waiters spin (with a CPU pause hint) for a bounded time, kSpin, and only
 // then sleep; a pool left idle for longer costs no CPU.
 #pragma once
 

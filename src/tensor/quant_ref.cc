@@ -33,13 +33,14 @@ uint16_t F16RoundUp(float x) {
 
 // ---- F16 / BF16 ----------------------------------------------------------------------------
 
-uint16_t F32ToF16(float f) {
+uint16_t F32ToF16(float f, F16Nan nan) {
   const uint32_t x = FloatBits(f);
   const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
   const uint32_t ax = x & 0x7fffffff;
   if (ax >= 0x7f800000) {  // Inf or NaN
     if (ax == 0x7f800000) return sign | 0x7c00;
-    const uint32_t payload = (ax >> 13) & 0x3ff;
+    uint32_t payload = (ax >> 13) & 0x3ff;
+    if (nan == F16Nan::kQuiet) payload |= 0x200;
     // A NaN whose payload lives only in the dropped low bits must stay a NaN.
     return static_cast<uint16_t>(sign | 0x7c00 | (payload != 0 ? payload : 0x200));
   }
@@ -64,11 +65,14 @@ uint16_t F32ToF16(float f) {
   return static_cast<uint16_t>(sign | h);
 }
 
-float F16ToF32(uint16_t h) {
+float F16ToF32(uint16_t h, F16Nan nan) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
   const uint32_t e = (h >> 10) & 0x1f;
   const uint32_t m = h & 0x3ff;
-  if (e == 0x1f) return BitsFloat(sign | 0x7f800000 | (m << 13));
+  if (e == 0x1f) {
+    const uint32_t quiet = nan == F16Nan::kQuiet && m != 0 ? 0x400000 : 0;
+    return BitsFloat(sign | 0x7f800000 | quiet | (m << 13));
+  }
   if (e == 0) {
     // Subnormal: m * 2^-24, exact in float.
     const float v = static_cast<float>(m) * 5.9604644775390625e-8f;

@@ -37,36 +37,26 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tensor/blocks.h"
 #include "tensor/dtype.h"
 
 namespace tern {
 
 // ---- F16 / BF16 scalars --------------------------------------------------------------------
-uint16_t F32ToF16(float f);
-float F16ToF32(uint16_t h);
+// What a conversion does with a NaN's payload. kKeep: the bits that fit, as they are (a
+// signalling NaN stays signalling; the file format's rule). kQuiet: also the quiet bit, as
+// F16C (vcvtps2ph / vcvtph2ps) and NEON's fcvt do, so that the scalar kernels agree with the
+// SIMD ones bit for bit. Every other value converts the same either way.
+enum class F16Nan { kKeep, kQuiet };
+uint16_t F32ToF16(float f, F16Nan nan = F16Nan::kKeep);
+float F16ToF32(uint16_t h, F16Nan nan = F16Nan::kKeep);
 uint16_t F32ToBF16(float f);
 float BF16ToF32(uint16_t h);
 
 // Round half to even of a float under the default rounding mode (torch.round, nearest_int).
 float RoundHalfEven(float x);
 
-// ---- Block formats ------------------------------------------------------------------------
-inline constexpr int kQ8_0BlockElems = 32;
-struct BlockQ8_0 {
-  uint16_t d;  // f16
-  int8_t qs[kQ8_0BlockElems];
-};
-static_assert(sizeof(BlockQ8_0) == 34, "Q8_0 block is 34 bytes on disk");
-
-inline constexpr int kQ6_KBlockElems = 256;
-struct BlockQ6_K {
-  uint8_t ql[128];    // low 4 bits of the 6-bit quants
-  uint8_t qh[64];     // high 2 bits
-  int8_t scales[16];  // one per 16 values
-  uint16_t d;         // f16 super-block scale
-};
-static_assert(sizeof(BlockQ6_K) == 210, "Q6_K block is 210 bytes on disk");
-
+// ---- Block formats (structs in tensor/blocks.h) ----------------------------------------
 // Q8_0: d = the smallest f16 >= amax/127 (the stored value), q = roundf(x / d) (ties away),
 // so that |q| <= 127 and |x - d*q| <= d/2 (up to float rounding). n % 32 == 0. ggml rounds d
 // to nearest and derives q from the unrounded d; rounding up keeps the half-step bound

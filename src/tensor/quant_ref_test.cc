@@ -10,14 +10,12 @@
 #include <random>
 #include <vector>
 
+#include "base/test_util.h"
+
 namespace tern {
 namespace {
 
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
+using testutil::Bits;
 
 std::vector<float> Gaussian(int64_t n, float sigma, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -88,6 +86,28 @@ TEST(F16Test, OverflowUnderflowAndNaN) {
   EXPECT_EQ(h & 0x7c00, 0x7c00);
   EXPECT_NE(h & 0x3ff, 0);
   EXPECT_TRUE(std::isnan(F16ToF32(F32ToF16(std::nanf("")))));
+}
+
+// F16Nan::kQuiet (the kernels' rule) differs from kKeep only on NaNs, and there only by
+// the quiet bit: every f16 pattern decodes the same otherwise, and a signalling NaN comes
+// out quiet with its payload.
+TEST(F16Test, QuietNaNModeSetsOnlyTheQuietBit) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const uint16_t h16 = static_cast<uint16_t>(h);
+    const uint32_t keep = Bits(F16ToF32(h16, F16Nan::kKeep));
+    const uint32_t quiet = Bits(F16ToF32(h16, F16Nan::kQuiet));
+    const bool nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0;
+    ASSERT_EQ(quiet, nan ? keep | 0x400000u : keep) << h;
+    const float f = F16ToF32(h16);
+    const uint16_t back_keep = F32ToF16(f, F16Nan::kKeep), back_quiet = F32ToF16(f, F16Nan::kQuiet);
+    ASSERT_EQ(back_keep, h16) << h;
+    ASSERT_EQ(back_quiet, nan ? h16 | 0x200 : h16) << h;
+  }
+  float snan;
+  const uint32_t snan_bits = 0xff800001;  // payload only in the dropped bits
+  std::memcpy(&snan, &snan_bits, 4);
+  EXPECT_EQ(F32ToF16(snan, F16Nan::kQuiet), 0xfe00);
+  EXPECT_EQ(F32ToF16(snan, F16Nan::kKeep), 0xfe00);
 }
 
 #if defined(__FLT16_MANT_DIG__) && !defined(__aarch64__)  // aarch64 g++ 12: no _Float16 in C++

@@ -17,16 +17,48 @@ Status WriteFile(const std::string& path, const void* data, size_t bytes) {
   return Status::Ok();
 }
 
-int ParseAndRun(CLI::App& app, int argc, char** argv, const std::function<Status()>& run) {
+namespace {
+
+// CLI11's own errors (a missing argument, a value that does not convert) as every other
+// message: prefixed with the command; --help and its kin print as CLI11 says. True when the
+// arguments parsed; otherwise *rc is the exit code (0 for --help, 2 for a usage error).
+bool Parse(CLI::App& app, int argc, char** argv, int* rc) {
   try {
     app.parse(argc, argv);
+    return true;
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) {
+      *rc = app.exit(e);
+      return false;
+    }
+    std::fprintf(stderr, "%s: %s\n(%s --help lists the options)\n", app.get_name().c_str(),
+                 e.what(), app.get_name().c_str());
+    *rc = 2;
+    return false;
   }
+}
+
+}  // namespace
+
+int ParseAndRun(CLI::App& app, int argc, char** argv, const std::function<Status()>& run) {
+  int rc = 0;
+  if (!Parse(app, argc, argv, &rc)) return rc;
   const Status s = run();
   if (s.ok()) return 0;
   std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), s.ToString().c_str());
   return s.code() == ErrorCode::kInvalidArgument ? 2 : 1;
+}
+
+int ParseCheckAndRun(CLI::App& app, int argc, char** argv, const std::function<Status()>& check,
+                     const std::function<Status()>& run) {
+  int rc = 0;
+  if (!Parse(app, argc, argv, &rc)) return rc;
+  Status s = check();
+  if (s.ok()) s = run();
+  else rc = s.code() == ErrorCode::kInvalidArgument ? 2 : 1;
+  if (s.ok()) return 0;
+  std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), s.ToString().c_str());
+  return rc != 0 ? rc : 1;
 }
 
 Status ForEachInput(const std::vector<std::string>& inputs, const std::string& command,

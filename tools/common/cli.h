@@ -24,6 +24,13 @@ Status WriteFile(const std::string& path, const void* data, size_t bytes);
 // usage error), 1 for anything else.
 int ParseAndRun(CLI::App& app, int argc, char** argv, const std::function<Status()>& run);
 
+// As ParseAndRun, with the exit codes README gives: `check` validates the options (an
+// invalid argument there is a usage error: exit 2), then `run` does the work, whose every
+// failure (a file, its audio, the model) exits 1 whatever its code: "audio is silent" is
+// not a bad option even when the library calls it an invalid argument.
+int ParseCheckAndRun(CLI::App& app, int argc, char** argv, const std::function<Status()>& check,
+                     const std::function<Status()>& run);
+
 // Runs `one` on every input. A failing input does not stop the others (a batch of hundreds
 // of files): its error is printed as "<command>: <error>", and the result is the first
 // failure's code with "N of M inputs failed". With one input, its own status.

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -89,14 +90,16 @@ Status EncodeOne(const Flags& f, const std::string& input, const vibeasr::Encode
     std::fprintf(stderr,
                  "%s: %.2f s of audio -> %lld frames x %lld; load %.0f ms, encode %.1f ms "
                  "(acoustic %.1f, semantic %.1f) at %d thread(s); peak RSS %.0f MB\n",
-                 input.c_str(), audio.duration_s, static_cast<long long>(feats.frames),
+                 input.c_str(), audio.duration_s(), static_cast<long long>(feats.frames),
                  static_cast<long long>(feats.hidden), load_ms, run_ms, timings.acoustic_ms,
                  timings.semantic_ms, f.threads, static_cast<double>(PeakRssBytes()) / 1e6);
   }
   return Status::Ok();
 }
 
-Status Run(Flags& f) {
+// The options and the encoder, before any input: a bad option (an unknown --step too) is a
+// usage error (exit 2); the encoder's file failing to load is not.
+Status Check(Flags& f, std::unique_ptr<vibeasr::Encoder>* enc, double* load_ms) {
   if (f.out_path.empty() == f.out_dir.empty())
     return InvalidArgumentError("give --dump-features FILE (one input) or --output-dir DIR");
   if (!f.out_path.empty() && f.inputs.size() > 1)
@@ -119,11 +122,10 @@ Status Run(Flags& f) {
     f.vae_path = (std::filesystem::path(f.model_dir) / kVaeFileName).string();
   }
   Timer load_timer;
-  TERN_ASSIGN_OR_RETURN(std::unique_ptr<vibeasr::Encoder> enc,
-                        vibeasr::Encoder::Load(f.vae_path));
-  const double load_ms = load_timer.ElapsedMs();
+  TERN_ASSIGN_OR_RETURN(*enc, vibeasr::Encoder::Load(f.vae_path));
+  *load_ms = load_timer.ElapsedMs();
   if (!f.step.empty()) {  // refused once, before any input is encoded
-    const std::vector<std::string> steps = enc->StepNames(StepBranch(f));
+    const std::vector<std::string> steps = (*enc)->StepNames(StepBranch(f));
     if (std::find(steps.begin(), steps.end(), f.step) == steps.end()) {
       std::string list;
       for (const std::string& s : steps) list += (list.empty() ? "" : ", ") + s;
@@ -131,9 +133,14 @@ Status Run(Flags& f) {
                                   f.step.c_str(), list.c_str());
     }
   }
+  return Status::Ok();
+}
+
+// Every input; each failure (a missing file, silent audio) exits 1.
+Status Run(Flags& f, vibeasr::Encoder& enc, double load_ms) {
   ThreadPool pool(f.threads);
   return ForEachInput(f.inputs, "tern-dev encode", [&](const std::string& input) {
-    return EncodeOne(f, input, *enc, load_ms, pool);
+    return EncodeOne(f, input, enc, load_ms, pool);
   });
 }
 
@@ -162,7 +169,10 @@ int CmdEncode(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--no-normalize", f.no_normalize, "skip the -25 dBFS loudness normalization");
   app.add_flag("-q,--quiet", f.quiet, "no summary per input on stderr");
-  return ParseAndRun(app, argc, argv, [&f] { return Run(f); });
+  std::unique_ptr<vibeasr::Encoder> enc;
+  double load_ms = 0;
+  return ParseCheckAndRun(app, argc, argv, [&] { return Check(f, &enc, &load_ms); },
+                          [&] { return Run(f, *enc, load_ms); });
 }
 
 }  // namespace tern::cli

@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "destinations.h"
 #include "live.h"
 #include "tern/tern.h"
 
@@ -76,9 +76,11 @@ Result<Audio> ReadInput(const std::string& input, const AudioOptions& options) {
   return LoadAudioFromMemory(bytes.data(), bytes.size(), "stdin", options);
 }
 
-// One input: audio, features if asked, transcript to its destination, metrics.
+// One input: audio, features if asked, transcript to its destination, metrics. `said`: the
+// warnings already printed once for the whole run (OptionWarnings).
 Status TranscribeOne(Flags& f, const std::string& input,
-                     const std::vector<OutputFormat>& formats, Session& session, double load_ms) {
+                     const std::vector<OutputFormat>& formats, const Destination& dest,
+                     Session& session, double load_ms, const std::vector<std::string>& said) {
   const std::string name = input == "-" ? "stdin" : input;
   TERN_ASSIGN_OR_RETURN(Audio audio, ReadInput(input, f.audio));
   if (!f.quiet && audio.duration_s() > 30.0) {
@@ -99,6 +101,7 @@ Status TranscribeOne(Flags& f, const std::string& input,
   // its final newline, which follows at the end; `formats` is then empty).
   bool streamed = false;
   if (f.stream) {
+    PrintHeaderIfNamed(dest, name, formats);
     f.transcribe.on_text = [&streamed](std::string_view d) {
       std::fwrite(d.data(), 1, d.size(), stdout);
       std::fflush(stdout);
@@ -112,31 +115,24 @@ Status TranscribeOne(Flags& f, const std::string& input,
     std::fflush(stdout);
   }
   if (!t.ok()) return t.status().WithPrefix(name);
-  for (const std::string& w : t->warnings)
+  for (const std::string& w : t->warnings) {
+    if (std::find(said.begin(), said.end(), w) != said.end()) continue;
     std::fprintf(stderr, "tern: warning: %s: %s\n", name.c_str(), w.c_str());
-  for (const OutputFormat format : formats) {
-    const std::string text = FormatTranscript(*t, format, f.format_options);
-    if (!f.output_dir.empty()) {
-      const std::string stem = std::filesystem::path(name).stem().string();
-      const std::filesystem::path out =
-          std::filesystem::path(f.output_dir) / (stem + OutputFormatExtension(format));
-      TERN_RETURN_IF_ERROR(WriteFile(out.string(), text.data(), text.size()));
-    } else if (!f.output_file.empty()) {
-      TERN_RETURN_IF_ERROR(WriteFile(f.output_file, text.data(), text.size()));
-    } else {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      std::fflush(stdout);
-    }
   }
+  if (!f.stream) PrintHeaderIfNamed(dest, name, formats);
+  TERN_RETURN_IF_ERROR(WriteTranscript(*t, input, name, formats, f.format_options, dest));
   if (f.metrics) PrintMetrics(name, *t, load_ms);
   return Status::Ok();
 }
 
-Status Run(Flags& f) {
+// The options, before anything runs (the model, the inputs, the output directory): every
+// failure here is a usage error, exit 2.
+Status Check(Flags& f, std::vector<OutputFormat>* out_formats) {
   TERN_ASSIGN_OR_RETURN(f.model.head, HeadPrecisionFromName(f.head));
   if (f.prompt_format == "json") f.transcribe.format = PromptFormat::kJson;
   else if (f.prompt_format != "text")
-    return InvalidArgumentError("--format must be text or json, not '%s'", f.prompt_format.c_str());
+    return InvalidArgumentError("--format must be text or json, not '%s' (the file formats "
+                                "are --output-format's)", f.prompt_format.c_str());
   f.audio.normalize = !f.no_normalize;
   f.audio.clip_guard = !f.no_clip_guard;
   f.transcribe.decoding.repetition_guard = !f.no_repetition_guard;
@@ -149,15 +145,15 @@ Status Run(Flags& f) {
     return InvalidArgumentError("--threads must be in [1, 1024] (0 or absent: all CPUs), got %d", f.threads);
   // --output-format takes a comma-separated list: one transcription, several writers.
   TERN_RETURN_IF_ERROR(f.format_options.Validate());
-  std::vector<OutputFormat> formats;
+  std::vector<OutputFormat>& formats = *out_formats;
   for (size_t b = 0; b <= f.output_format.size();) {
     const size_t e = std::min(f.output_format.find(',', b), f.output_format.size());
-    TERN_ASSIGN_OR_RETURN(const OutputFormat format,
-                          OutputFormatFromName(f.output_format.substr(b, e - b)));
-    if (std::count(formats.begin(), formats.end(), format) > 0)
+    Result<OutputFormat> format = OutputFormatFromName(f.output_format.substr(b, e - b));
+    if (!format.ok()) return format.status().WithPrefix("--output-format");
+    if (std::count(formats.begin(), formats.end(), *format) > 0)
       return InvalidArgumentError("--output-format lists '%s' twice",
                                   f.output_format.substr(b, e - b).c_str());
-    formats.push_back(format);
+    formats.push_back(*format);
     b = e + 1;
   }
   if (f.stream && (!f.output_file.empty() || !f.output_dir.empty() ||
@@ -168,6 +164,8 @@ Status Run(Flags& f) {
   // verbose_json carries each token's log-probability.
   f.transcribe.decoding.logprobs =
       std::count(formats.begin(), formats.end(), OutputFormat::kVerboseJson) > 0;
+  if (!f.output_file.empty() && !f.output_dir.empty())
+    return InvalidArgumentError("-o and --output-dir do not combine: give one");
   if (!f.output_file.empty() && formats.size() > 1)
     return InvalidArgumentError("-o writes one file; with %zu output formats use --output-dir",
                                 formats.size());
@@ -178,12 +176,8 @@ Status Run(Flags& f) {
     return InvalidArgumentError("--dump-features takes one input, got %zu", f.inputs.size());
   if (std::count(f.inputs.begin(), f.inputs.end(), "-") > 1)
     return InvalidArgumentError("'-' (standard input) can be read only once");
-  if (!f.output_dir.empty() && !std::filesystem::is_directory(f.output_dir))
-    return NotFoundError("--output-dir %s: not a directory", f.output_dir.c_str());
-  TERN_RETURN_IF_ERROR(f.model.Validate());
-  TERN_RETURN_IF_ERROR(f.audio.Validate());
-  TERN_RETURN_IF_ERROR(f.transcribe.Validate());
-
+  if (!f.output_dir.empty())
+    TERN_RETURN_IF_ERROR(CheckOutputDir(f.output_dir, f.inputs, formats.front()));
   if (f.live) {
     if (f.inputs.size() != 1)
       return InvalidArgumentError("--live reads one stream ('-' for standard input), got %zu inputs",
@@ -206,13 +200,30 @@ Status Run(Flags& f) {
       return InvalidArgumentError("--live-rate must be in [8000, 192000] Hz, got %d",
                                   f.live_cli.raw_rate);
   }
+  TERN_RETURN_IF_ERROR(f.model.Validate());
+  TERN_RETURN_IF_ERROR(f.audio.Validate());
+  return f.transcribe.Validate();
+}
 
+// The work: the model, then every input (a failing one does not stop the others).
+Status Run(Flags& f, const std::vector<OutputFormat>& formats) {
+  if (f.live) {
+    TERN_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Load(f.model));
+    Session session(model, f.threads);
+    for (const std::string& w : OptionWarnings(model->info(), f.transcribe))
+      std::fprintf(stderr, "tern: warning: %s\n", w.c_str());
+    return TranscribeLive(session, f.live_cli);
+  }
+  const Destination dest{f.output_file, f.output_dir,
+                         f.inputs.size() > 1 && f.output_dir.empty() && f.output_file.empty()};
+  TERN_RETURN_IF_ERROR(Prepare(dest));
   TERN_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Load(f.model));
   Session session(model, f.threads);
-  if (f.live) return TranscribeLive(session, f.live_cli);
-
+  // What the model declares it was not trained for: said once, not once per input.
+  const std::vector<std::string> said = OptionWarnings(model->info(), f.transcribe);
+  for (const std::string& w : said) std::fprintf(stderr, "tern: warning: %s\n", w.c_str());
   return ForEachInput(f.inputs, "tern transcribe", [&](const std::string& input) {
-    return TranscribeOne(f, input, formats, session, model->info().load_ms);
+    return TranscribeOne(f, input, formats, dest, session, model->info().load_ms, said);
   });
 }
 
@@ -227,8 +238,8 @@ int CmdTranscribe(int argc, char** argv) {
   app.add_option("--lm", f.model.lm_path, "decoder GGUF (overrides the one in --model)");
   app.add_option("--head", f.head, "output head precision: f16 (as stored) or int8 (W8A8)")->capture_default_str();
   app.add_option("-t,--threads", f.threads, "threads (default: all CPUs)");
-  app.add_option("--format", f.prompt_format, "prompt variant: text or json (segments with times and speakers)")->capture_default_str();
-  app.add_option("--context", f.transcribe.context, "extra information for the model (names, topic)");
+  app.add_option("--format", f.prompt_format, "prompt variant: text or json (segments with times and speakers; warns with a model not trained for it)")->capture_default_str();
+  app.add_option("--context", f.transcribe.context, "extra information for the model (names, topic); not used, with a warning, by a model that declares it was trained without");
   app.add_option("--temperature", d.temperature, "sampling temperature; 0 = greedy")->capture_default_str();
   app.add_option("--top-k", d.top_k, "sample from the k most likely tokens (0 = all)")->capture_default_str();
   app.add_option("--top-p", d.top_p, "nucleus sampling mass")->capture_default_str();
@@ -237,6 +248,9 @@ int CmdTranscribe(int argc, char** argv) {
   app.add_option("--max-tokens", d.max_tokens, "maximum generated tokens")->capture_default_str();
   app.add_option("--chunk-seconds", f.transcribe.chunk_seconds,
                  "long audio: pieces of at most this many seconds (0: only when the context or 4 GB of encoder memory needs them)")
+      ->capture_default_str();
+  app.add_option("--no-speech-floor", f.transcribe.no_speech_floor_dbfs,
+                 "dBFS: audio whose loudest 25 ms is quieter gives an empty transcript and a warning (-150: off)")
       ->capture_default_str();
   app.add_flag("--no-repetition-guard", f.no_repetition_guard, "do not stop on a looping output");
   app.add_option("--hotwords", f.hotwords, "comma-separated words to favour (names, jargon)");
@@ -249,7 +263,7 @@ int CmdTranscribe(int argc, char** argv) {
                  "srt/vtt: split longer cues at word boundaries (0 = off)")
       ->capture_default_str();
   app.add_option("-o,--output", f.output_file, "write the result to this file instead of stdout");
-  app.add_option("--output-dir", f.output_dir, "write one file per input into this directory");
+  app.add_option("--output-dir", f.output_dir, "write one file per input and format into this directory (created if missing): NAME.txt, NAME.json, NAME.verbose.json, ...");
   app.add_option("--dump-features", f.dump_features, "write encoder features (float32, frames x hidden) here");
   app.add_flag("--no-normalize", f.no_normalize, "skip RMS normalization and the clip guard");
   app.add_flag("--no-clip-guard", f.no_clip_guard, "do not rescale audio whose peak exceeds 1 after normalization");
@@ -273,10 +287,12 @@ int CmdTranscribe(int argc, char** argv) {
                  "--live: quieter than this (dB below the piece's loudest 10 ms) is silence")
       ->capture_default_str();
   app.add_option("--live-max-piece", f.live_cli.live.max_piece_seconds,
-                 "--live: the longest piece in seconds (0: 30, within the model's context)")
+                 "--live: the longest piece in seconds (0: the model's longest training clip if it declares one, else 30)")
       ->capture_default_str();
   app.add_option("audio", f.inputs, "audio files (WAV, FLAC, OGG, MP3); - reads standard input")->required();
-  return ParseAndRun(app, argc, argv, [&f] { return Run(f); });
+  std::vector<OutputFormat> formats;
+  return ParseCheckAndRun(app, argc, argv, [&] { return Check(f, &formats); },
+                          [&] { return Run(f, formats); });
 }
 
 }  // namespace tern::cli

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "kernels/avx2/impl.h"
-#include "kernels/q6k.h"
+#include "tensor/blocks.h"
 
 namespace tern::kernels::avx2 {
 
@@ -42,14 +42,14 @@ void F16ToF32(const uint16_t* x, int64_t n, float* out) {
 
 // The scalar loop's arithmetic, 8 values at a time: y = (d * sc) * (q - 32).
 void DequantRowQ6K(const void* blocks, int64_t k, float* out) {
-  const BlockQ6K* b = static_cast<const BlockQ6K*>(blocks);
+  const BlockQ6_K* b = static_cast<const BlockQ6_K*>(blocks);
   const __m128i m4 = _mm_set1_epi8(15), m2 = _mm_set1_epi8(3);
-  for (int64_t i = 0; i < k / kQ6KBlockElems; ++i) {
+  for (int64_t i = 0; i < k / kQ6_KBlockElems; ++i) {
     const float d = _cvtsh_ss(b[i].d);
     const uint8_t* ql = b[i].ql;
     const uint8_t* qh = b[i].qh;
     const int8_t* sc = b[i].scales;
-    float* y = out + i * kQ6KBlockElems;
+    float* y = out + i * kQ6_KBlockElems;
     for (int half = 0; half < 2; ++half) {
       for (int l = 0; l < 32; l += 16) {
         const int is = l / 16;

@@ -114,8 +114,8 @@ void GemmI2sI8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int6
   const int64_t group_bytes = packing::kRowGroup * k / 4;
   // Halves per tile: 2 for n <= 4, else 1 (then RX up to 6). A tile of 2 halves starts on a
   // 16-row group; the tail goes one half at a time. Decode (n == 1) thus reads one group
-  // after another, one sequential stream (4 halves, two streams: measured 10-30% slower from
-  // DRAM, `tern bench kernels --isa avx2 --mode cold`).
+  // after another, one sequential stream (4 halves would read two streams, which DRAM
+  // serves worse).
   const int h_wide = n <= 4 ? 2 : 1;
   // Activation rows in L2-sized chunks (packing::ChunkRows), each swept by every weight tile.
   const int64_t chunk = packing::ChunkRows(k, kMaxRx);

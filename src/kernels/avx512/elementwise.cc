@@ -91,8 +91,8 @@ void I8AddScaledF32(const int8_t* a, float sa, const float* g, const int8_t* b, 
 }
 
 // Sums of squares 32 values at a time (int16 squares, pairs summed by vpmaddwd: exact),
-// reduced 16 rows at once (reduce.h: at C = 32, one reduction per row made the RMSNorm 15%
-// slower, BmFill stage 0 in 4 paired rounds); then the float steps for those rows together
+// reduced 16 rows at once (reduce.h: at C = 32 one reduction per row is the RMSNorm's
+// bottleneck); then the float steps for those rows together
 // (vdivps and vsqrtps round exactly as the scalar divss and sqrtss).
 void I8RmsFactors(const int8_t* q, int64_t rows, int64_t n, float eps, float* s) {
   const __m512 vn = _mm512_set1_ps(static_cast<float>(n)), veps = _mm512_set1_ps(eps);
@@ -174,7 +174,7 @@ float FillAbsmax(Src src, int64_t rows, int64_t n) {
 // Requantized bytes, through requant.h's Requant. With n % 16 == 0 the values run on
 // across rows in whole vectors (Requant asks for them in order), so its 64-byte stores
 // serve rows of 32 too. Always inlined: gcc kept the RMSNorm instance out of line, and the
-// stage-0 RMSNorm then measured ~5% slower (BmFill, 4 paired rounds).
+// call cost shows at stage 0's short rows.
 template <Round kMode, class Src>
 [[gnu::always_inline]] inline void FillRequant(Src src, int64_t rows, int64_t n, float inv, int8_t* q) {
   if (n % 16 != 0) {
@@ -227,7 +227,7 @@ namespace {
 // Q[r] against taps 3..0 and Q[r+4] against taps 7..4 (bytes in the same order), from
 // -128 * (the channel's tap sum), which takes the flip back out. Exact in int32. Q[s+1]
 // waits for Q[s], so kG channel groups (16 channels each) run side by side to overlap those
-// chains (the int16-pair version with vpdpwssd before this took 1.5x as long).
+// chains (an int16-pair version with vpdpwssd is slower: twice the instructions per tap).
 //
 // Ep receives the sums: Put(g, r, c, s, m) for output row r of the group g at channel c
 // (lanes m), then Done(g, c, m) once per group.

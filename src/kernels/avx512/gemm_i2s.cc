@@ -82,8 +82,8 @@ void I2sTile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* q, 
 // Largest lane: 64 * 2 * 128 * K/4, inside int32 for K < 2^19.
 // One row group per call: consecutive groups are adjacent in the pack, so a sweep over the
 // rows reads the weights as one sequential stream, prefetched kStreamPrefetch ahead across
-// the group boundaries. (Tiles of four groups read four interleaved streams: measured 15-40%
-// slower from DRAM at 2 threads, `tern bench kernels --mode cold --filter i2s`.)
+// the group boundaries. (Tiles of four groups would read four interleaved streams, which
+// DRAM serves worse.)
 void I2sGemvGroup(const uint8_t* w, int64_t k, const int8_t* q, float w_scale,
                   const float* scale, const int32_t* sums, float* out, int64_t rows_left) {
   const __m512i m0 = _mm512_set1_epi8(static_cast<char>(0xc0)), m1 = _mm512_set1_epi8(0x30),

@@ -54,7 +54,7 @@ int32_t RowSum(const int8_t* x, int64_t k) {
 // the matrix masked off) for the tile's RX activation rows. Tile(j, r) rebases a call's
 // epilogue to the tile at activation row j, weight row r (kernels.h, I8Epilogue). Tiles
 // take it by value: a copy in registers, which the epilogue's own stores cannot alias (by
-// reference, gcc reloaded the pointers after every store: 3-7% slower).
+// reference, gcc reloads the pointers after every store).
 struct StoreEp {
   int32_t* acc;
   int64_t ldo;
@@ -177,7 +177,7 @@ void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, i
     } else {
       // The pad lanes of a partial quad read 0x80 once flipped, against zero weights.
       // kUnsigned subtracts zeros rather than copying acc to s: gcc 12 then kept the
-      // accumulators on the stack (that variant was 20-45% slower, BmGemm fc:1 u8:1).
+      // accumulators on the stack.
       const __m512i corr = off != nullptr ? _mm512_maskz_loadu_epi32(m, off + g * 16)
                                           : _mm512_setzero_si512();
       TERN_UNROLL for (int j = 0; j < RX; ++j) s[j] = _mm512_sub_epi32(acc[g][j], corr);
@@ -186,7 +186,7 @@ void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, i
   }
 }
 
-// 2 row groups x 8 activation rows: measured faster than 2 x 10 or 2 x 12 (gcc 12 spills).
+// 2 row groups x 8 activation rows: at 2 x 10 or 2 x 12 gcc 12 spills accumulators.
 constexpr int kMaxRx = 8;
 
 // The tile functions of one epilogue, by row groups (1, 2, 4) and activation rows (1-8).
@@ -236,17 +236,14 @@ void Gemm(const uint8_t* w, int64_t k, int64_t r0, int64_t r1, const int8_t* x, 
       for (int64_t j = 0; j < nj; ++j) xsum[j] = RowSum(x + (j0 + j) * ldx, k);
     // GEMV (the decoder's int8 head): one row group at a time, so the weights are read as
     // one sequential stream, which the tile prefetches ahead itself (four groups at once
-    // read four interleaved streams: measured 20-30% slower from DRAM, `tern bench kernels
-    // --mode cold --filter head`).
+    // would read four interleaved streams, which DRAM serves worse).
     const int mg_wide = nj == 1 ? 1 : nj <= 3 ? 4 : 2;
     // GEMM (many columns): while the column tiles of a row block run, prefetch the next
-    // block's weights. With few frames (stage 6: 26 for 3.5 s) the weights stream from
-    // DRAM and the hardware prefetcher alone left them half as fast as from L3. The first
-    // 2^shift tiles (at most the tile count) each fetch their share of the next block's
-    // lines, one every 2^shift quads: all from the first tile, which was the rule before,
-    // asked for lines faster than DRAM delivers them and left the other tiles fetching
-    // nothing. Spread, `tern bench kernels --mode cold --filter i8_i8_enc` was faster at
-    // n = 26 and 256 in each of 8 alternating rounds on Zen 5 (README, Benchmarks).
+    // block's weights: with few frames the weights stream from DRAM, which the hardware
+    // prefetcher alone does not keep up with. The first 2^shift tiles (at most the tile
+    // count) each fetch their share of the next block's lines, one every 2^shift quads:
+    // all from the first tile would ask for lines faster than DRAM delivers them and leave
+    // the other tiles fetching nothing.
     const bool prefetch = mg_wide == 2;
     const int64_t tiles = (nj + kMaxRx - 1) / kMaxRx;
     const int shift = tiles >= 8 ? 3 : tiles >= 4 ? 2 : tiles >= 2 ? 1 : 0;
@@ -254,14 +251,14 @@ void Gemm(const uint8_t* w, int64_t k, int64_t r0, int64_t r1, const int8_t* x, 
     int64_t r = r0;
     while (r < r1) {
       const int mg = r1 - r >= mg_wide * packing::kRowGroup ? mg_wide : 1;
-      const int64_t rows = mg * packing::kRowGroup;
+      const int64_t block_rows = mg * packing::kRowGroup;
       const uint8_t* wr = w + r / packing::kRowGroup * group_bytes;
       for (int64_t j = 0; j < nj; j += kMaxRx) {
         const int rx = static_cast<int>(nj - j < kMaxRx ? nj - j : kMaxRx);
         const int64_t tile = j / kMaxRx;
         // No pointer past the packed rows: the next block has this one's groups (r + 2 rows
         // <= r1), and every tile's lines stay below k/4 of them.
-        const bool pf_next = prefetch && tile < (int64_t{1} << shift) && r + 2 * rows <= r1;
+        const bool pf_next = prefetch && tile < (int64_t{1} << shift) && r + 2 * block_rows <= r1;
         const uint8_t* pf = pf_next ? wr + mg * group_bytes + tile * share * 64 : nullptr;
         const int32_t* off = kX == XMode::kSigned    ? xsum + j
                              : kX == XMode::kFlipped ? corr + r
@@ -269,7 +266,7 @@ void Gemm(const uint8_t* w, int64_t k, int64_t r0, int64_t r1, const int8_t* x, 
         Tiles<kX, Ep>::For(mg, rx)(wr, group_bytes, k, x + (j0 + j) * ldx, ldx, off,
                                    ep.Tile(j0 + j, r), r1 - r, pf, shift);
       }
-      r += rows;
+      r += block_rows;
     }
   }
 }

@@ -4,7 +4,7 @@
 // default FPCR, subnormals kept, NaNs quieted with their top payload bits, which is exactly
 // what the scalar oracle (and F16C) produce. Tails go through zero-padded vectors.
 //
-// Q6_K (spec 2.5, layout in kernels/q6k.h), per 128-value half of a block, l < 32,
+// Q6_K (spec 2.5, layout in tensor/quant_ref.h), per 128-value half of a block, l < 32,
 // is = l / 16:
 //   y[l]    = d*sc[is+0]*((ql[l]    & 15 | (qh[l] >> 0 & 3) << 4) - 32)
 //   y[l+32] = d*sc[is+2]*((ql[l+32] & 15 | (qh[l] >> 2 & 3) << 4) - 32)
@@ -18,7 +18,7 @@
 #include <cstring>
 
 #include "kernels/neon/impl.h"
-#include "kernels/q6k.h"
+#include "tensor/blocks.h"
 
 namespace tern::kernels::neon {
 namespace {
@@ -78,15 +78,15 @@ void F16ToF32(const uint16_t* x, int64_t n, float* out) {
 }
 
 void DequantRowQ6K(const void* blocks, int64_t k, float* out) {
-  const BlockQ6K* blk = static_cast<const BlockQ6K*>(blocks);
+  const BlockQ6_K* blk = static_cast<const BlockQ6_K*>(blocks);
   const uint8x16_t m4 = vdupq_n_u8(15), m3 = vdupq_n_u8(3);
   const int8x16_t bias = vdupq_n_s8(32);
-  for (int64_t b = 0; b < k / kQ6KBlockElems; ++b) {
+  for (int64_t b = 0; b < k / kQ6_KBlockElems; ++b) {
     const uint8_t* ql = blk[b].ql;
     const uint8_t* qh = blk[b].qh;
     const int8_t* sc = blk[b].scales;
     const float d = vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(blk[b].d))), 0);
-    float* y = out + b * kQ6KBlockElems;
+    float* y = out + b * kQ6_KBlockElems;
     for (int half = 0; half < 2; ++half) {
       for (int l = 0; l < 32; l += 16) {
         const int is = l / 16;

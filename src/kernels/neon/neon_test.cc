@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/cpu_features.h"
+#include "base/test_util.h"
 #include "kernels/kernels.h"
 #include "kernels/tables.h"
 #include "kernels/test_util.h"
@@ -22,6 +23,7 @@ namespace {
 
 using ktest::Guarded;
 using ktest::GuardedBuffer;
+using ktest::Bits;
 using ktest::Scalar;
 
 struct Named {
@@ -35,12 +37,6 @@ std::vector<Named> NeonTables() {
   std::vector<Named> out = {{&kNeonTable, "neon"}};
   if (GetCpuFeatures().dotprod) out.push_back({&kNeonDotTable, "neon+dotprod"});
   return out;
-}
-
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
 }
 
 TEST(NeonDispatch, DotprodTableOnlyWithAsimddp) {

@@ -1,5 +1,6 @@
 // Scalar F16 x F32 GEMM and axpy: the oracle (float accumulation in k order).
 #include "kernels/scalar/impl.h"
+#include "tensor/quant_ref.h"
 
 namespace tern::kernels::scalar {
 
@@ -11,7 +12,7 @@ void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r
     for (int64_t j = 0; j < n; ++j) {
       const float* xj = x + j * ldx;
       float s = 0.0f;
-      for (int64_t i = 0; i < k; ++i) s += F16ToF32One(row[i]) * xj[i];
+      for (int64_t i = 0; i < k; ++i) s += tern::F16ToF32(row[i], F16Nan::kQuiet) * xj[i];
       out[j * ldo + r] = s;
     }
   }
@@ -20,7 +21,7 @@ void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r
 // out[i] = out[i] + a * f32(v[i]): a multiply then an add, never fused, so every ISA agrees
 // bit for bit.
 void AxpyF16(float a, const uint16_t* v, int64_t n, float* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = out[i] + a * F16ToF32One(v[i]);
+  for (int64_t i = 0; i < n; ++i) out[i] = out[i] + a * tern::F16ToF32(v[i], F16Nan::kQuiet);
 }
 
 }  // namespace tern::kernels::scalar

@@ -13,7 +13,7 @@
 
 namespace tern::vibeasr {
 
-Result<std::unique_ptr<Decoder>> Decoder::Load(const gguf::File& lm, HeadMode head,
+Result<std::unique_ptr<Decoder>> Decoder::Load(const gguf::File& lm, HeadPrecision head,
                                                ThreadPool* pool) {
   std::unique_ptr<Decoder> d(new Decoder());
   TERN_ASSIGN_OR_RETURN(d->config_, ReadDecoderConfig(lm));
@@ -188,7 +188,7 @@ void DecoderState::Head(const float* x, ThreadPool& pool, float* logits) {
   const int64_t h = c_.hidden;
   float* xn = xn_.data();
   ops::RmsNormRow(x, h, w.output_norm, c_.rms_eps, xn);
-  if (w.head_mode == HeadMode::kF16) {
+  if (w.head_mode == HeadPrecision::kF16) {
     ops::LinearF16(pool, w.head_f16, h, h, c_.vocab, xn, 1, h, logits, c_.vocab);
     return;
   }

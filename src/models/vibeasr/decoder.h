@@ -1,13 +1,13 @@
 // The VibeASR text decoder: Qwen2 with ternary (I2_S) projections (spec 4).
 //
-// Decoder is immutable after Load and may be shared by many DecoderStates (one per session).
+// Decoder is immutable after Load and may be shared by many DecoderStates (one per Session).
 // DecoderState owns the F16 KV cache and the scratch buffers of one sequence.
 //
 // Per layer, for a batch of rows x (spec 4.2):
 //   h = RMSNorm(x) * attn_norm;  q,k,v = I2S(W{q,k,v}, h) + b{q,k,v}  (h quantized once)
 //   q,k = RoPE_NEOX(q,k, pos);   a = CausalGQA(q, Kcache, Vcache)   (F16 cache)
 //   x += I2S(Wo, a);  h = RMSNorm(x) * ffn_norm;  x += I2S(Wdown, silu(I2S(Wgate,h)) * I2S(Wup,h))
-// logits = head(RMSNorm(x_last) * output_norm), head F16 or W8A8 (HeadMode).
+// logits = head(RMSNorm(x_last) * output_norm), head F16 or W8A8 (HeadPrecision).
 //
 // Positions are explicit (spec 4.6): cache rows are contiguous in feed order, but the RoPE
 // position of a row is whatever the caller passes, so decoded tokens can sit above their cache
@@ -30,11 +30,11 @@ class Decoder {
  public:
   // The File must outlive the Decoder (norms, biases, embeddings and an F16 head are used in
   // place from its mapping). `pool` (optional) threads the load-time int8 head quantization.
-  static Result<std::unique_ptr<Decoder>> Load(const gguf::File& lm, HeadMode head,
+  static Result<std::unique_ptr<Decoder>> Load(const gguf::File& lm, HeadPrecision head,
                                                ThreadPool* pool = nullptr);
 
   const DecoderConfig& config() const { return config_; }
-  HeadMode head_mode() const { return weights_->head_mode; }
+  HeadPrecision head_mode() const { return weights_->head_mode; }
   const LmWeights& weights() const { return *weights_; }
 
  private:

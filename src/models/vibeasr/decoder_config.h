@@ -16,6 +16,7 @@
 
 #include "base/status.h"
 #include "gguf/gguf.h"
+#include "tern/types.h"
 
 namespace tern::vibeasr {
 
@@ -25,9 +26,9 @@ struct DecoderConfig {
   float rms_eps = 0, rope_theta = 0;
 };
 
-// How the output head runs: the stored F16 matrix, or per-channel int8 (W8A8) quantized once
-// at load from whatever output.weight holds (half the bytes streamed per token).
-enum class HeadMode { kF16, kInt8 };
+// How the output head runs (tern::HeadPrecision, tern/types.h): the stored F16 matrix, or
+// per-channel int8 (W8A8) quantized once at load from whatever output.weight holds (half
+// the bytes streamed per token).
 
 // Reads and validates the geometry; errors name the file and the key or tensor at fault.
 Result<DecoderConfig> ReadDecoderConfig(const gguf::File& lm);

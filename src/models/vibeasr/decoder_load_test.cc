@@ -20,7 +20,7 @@ using testing::ReferenceDecoder;
 using testing::TinyLm;
 using testing::TinyLmSpec;
 
-Status LoadStatus(const TinyLmSpec& spec, HeadMode mode = HeadMode::kF16) {
+Status LoadStatus(const TinyLmSpec& spec, HeadPrecision mode = HeadPrecision::kF16) {
   Result<TinyLm> lm = BuildTinyLm(spec);
   if (!lm.ok()) return lm.status();
   Result<std::unique_ptr<Decoder>> d = Decoder::Load(*lm->file, mode);
@@ -164,7 +164,7 @@ TEST(DecoderLoadTest, BiasesAreOptionalAndEmbeddingTypesVary) {
     s.embd_type = embd;
     Result<TinyLm> lm = BuildTinyLm(s);
     ASSERT_TRUE(lm.ok());
-    auto d = Decoder::Load(*lm->file, HeadMode::kF16);
+    auto d = Decoder::Load(*lm->file, HeadPrecision::kF16);
     ASSERT_TRUE(d.ok()) << DTypeName(embd) << ": " << d.status().ToString();
     EXPECT_EQ((*d)->weights().layers[0].bq, nullptr);
     EXPECT_EQ((*d)->weights().token_embd.type, embd);
@@ -191,10 +191,10 @@ TEST(DecoderLoadTest, Int8HeadStaysWithinItsQuantizationBound) {
   TinyLmSpec spec;
   Result<TinyLm> lm = BuildTinyLm(spec);
   ASSERT_TRUE(lm.ok());
-  auto f16 = Decoder::Load(*lm->file, HeadMode::kF16);
-  auto i8 = Decoder::Load(*lm->file, HeadMode::kInt8);
+  auto f16 = Decoder::Load(*lm->file, HeadPrecision::kF16);
+  auto i8 = Decoder::Load(*lm->file, HeadPrecision::kInt8);
   ASSERT_TRUE(f16.ok() && i8.ok());
-  EXPECT_EQ((*i8)->head_mode(), HeadMode::kInt8);
+  EXPECT_EQ((*i8)->head_mode(), HeadPrecision::kInt8);
   ReferenceDecoder ref(*lm->file, (*f16)->config());
   ThreadPool pool(2);
   DecoderState a(**f16, 128), b(**i8, 128);
@@ -243,7 +243,7 @@ TEST(DecoderLoadTest, TiedHeadFallsBackToTokenEmbeddings) {
     s.embd_type = embd;
     Result<TinyLm> lm = BuildTinyLm(s);
     ASSERT_TRUE(lm.ok());
-    auto d = Decoder::Load(*lm->file, HeadMode::kF16);
+    auto d = Decoder::Load(*lm->file, HeadPrecision::kF16);
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     const LmWeights& w = (*d)->weights();
     EXPECT_TRUE(w.head_tied);
@@ -269,7 +269,7 @@ TEST(DecoderLoadTest, TiedHeadFallsBackToTokenEmbeddings) {
       for (int64_t i = 0; i < s.hidden; ++i) mag += std::fabs(ref.head()[r * s.hidden + i] * x[i]);
       ASSERT_LE(std::fabs(logits[r] - want[r]), 0.01 * rms + std::ldexp(mag, -11)) << r;
     }
-    auto d8 = Decoder::Load(*lm->file, HeadMode::kInt8);
+    auto d8 = Decoder::Load(*lm->file, HeadPrecision::kInt8);
     ASSERT_TRUE(d8.ok()) << d8.status().ToString();
     EXPECT_TRUE((*d8)->weights().head_tied);
     EXPECT_EQ((*d8)->weights().head_i8.n, s.vocab);

@@ -3,6 +3,7 @@
 // reference forward, and the int8 head's top-1 agreement with the F16 head.
 #include <gtest/gtest.h>
 
+#include "base/test_util.h"
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -14,6 +15,8 @@
 
 namespace tern::vibeasr {
 namespace {
+
+using testutil::ArgMax;
 
 using testing::Int8HeadBound;
 using testing::ReferenceDecoder;
@@ -37,16 +40,12 @@ class SynthDecoderTest : public ::testing::Test {
 };
 std::string* SynthDecoderTest::path_ = nullptr;
 
-int64_t Argmax(const std::vector<float>& v) {
-  return std::max_element(v.begin(), v.end()) - v.begin();
-}
-
 TEST_F(SynthDecoderTest, MatchesReferenceAndInt8HeadAgreesWithinItsBound) {
   auto file = gguf::File::Open(*path_);
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   ThreadPool pool(2);
-  auto f16 = Decoder::Load(**file, HeadMode::kF16, &pool);
-  auto i8 = Decoder::Load(**file, HeadMode::kInt8, &pool);
+  auto f16 = Decoder::Load(**file, HeadPrecision::kF16, &pool);
+  auto i8 = Decoder::Load(**file, HeadPrecision::kInt8, &pool);
   ASSERT_TRUE(f16.ok()) << f16.status().ToString();
   ASSERT_TRUE(i8.ok()) << i8.status().ToString();
   const DecoderConfig& c = (*f16)->config();
@@ -86,7 +85,7 @@ TEST_F(SynthDecoderTest, MatchesReferenceAndInt8HeadAgreesWithinItsBound) {
     rms = std::sqrt(rms / want.size());
     max_ref_err = std::max(max_ref_err, ref_err / rms);
     ASSERT_LE(ref_err, 0.01 * rms) << "step " << step;
-    ASSERT_EQ(Argmax(la), Argmax(want)) << "step " << step;
+    ASSERT_EQ(ArgMax(la), ArgMax(want)) << "step " << step;
 
     // int8 vs F16 head: every logit within its bound; a different top-1 only where the F16
     // margin is inside the two candidates' bounds.
@@ -96,7 +95,7 @@ TEST_F(SynthDecoderTest, MatchesReferenceAndInt8HeadAgreesWithinItsBound) {
       max_err = std::max(max_err, e);
       ASSERT_LE(e, 1.1 * bound[r]) << "step " << step << " row " << r;
     }
-    const int64_t ta = Argmax(la), tb = Argmax(lb);
+    const int64_t ta = ArgMax(la), tb = ArgMax(lb);
     ++total;
     agree += ta == tb;
     if (ta != tb) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/test_util.h"
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,25 +17,18 @@
 namespace tern::vibeasr {
 namespace {
 
+using testutil::ArgMax;
+using testutil::Rms;
+
 using testing::BuildTinyLm;
 using testing::ReferenceDecoder;
 using testing::TinyLm;
 using testing::TinyLmSpec;
 
-int64_t Argmax(const std::vector<float>& v) {
-  return std::max_element(v.begin(), v.end()) - v.begin();
-}
-
 double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   double m = 0;
   for (size_t i = 0; i < a.size(); ++i) m = std::max(m, double(std::fabs(a[i] - b[i])));
   return m;
-}
-
-double Rms(const std::vector<float>& v) {
-  double s = 0;
-  for (float x : v) s += double(x) * x;
-  return std::sqrt(s / v.size());
 }
 
 // A prompt shaped like VibeASR's: text, injected speech frames, text.
@@ -65,7 +59,7 @@ struct Loaded {
   std::unique_ptr<Decoder> dec;
 };
 
-Loaded Load(const TinyLmSpec& spec, HeadMode mode = HeadMode::kF16) {
+Loaded Load(const TinyLmSpec& spec, HeadPrecision mode = HeadPrecision::kF16) {
   Loaded l;
   Result<TinyLm> lm = BuildTinyLm(spec);
   EXPECT_TRUE(lm.ok()) << lm.status().ToString();
@@ -116,16 +110,16 @@ TEST(DecoderTest, MatchesReferenceForwardThroughPrefillAndDecode) {
   double worst = 0;
   worst = std::max(worst, MaxAbsDiff(logits, want) / Tolerance(want));
   EXPECT_LE(MaxAbsDiff(logits, want), Tolerance(want));
-  EXPECT_EQ(Argmax(logits), Argmax(want));
+  EXPECT_EQ(ArgMax(logits), ArgMax(want));
   int32_t pos = static_cast<int32_t>(p.inputs.size());
   for (int s = 0; s < 8; ++s) {
-    const int32_t tok = static_cast<int32_t>(Argmax(logits));
+    const int32_t tok = static_cast<int32_t>(ArgMax(logits));
     ASSERT_TRUE(st.Step(tok, pos, pool, &logits).ok());
     want = ref.Forward(tok, nullptr, pos);
     ++pos;
     worst = std::max(worst, MaxAbsDiff(logits, want) / Tolerance(want));
     ASSERT_LE(MaxAbsDiff(logits, want), Tolerance(want)) << "step " << s;
-    ASSERT_EQ(Argmax(logits), Argmax(want)) << "step " << s;
+    ASSERT_EQ(ArgMax(logits), ArgMax(want)) << "step " << s;
   }
   EXPECT_EQ(st.n_cached(), pos);
   EXPECT_EQ(st.timings().decode_steps, 8);
@@ -159,12 +153,12 @@ TEST(DecoderTest, PrefillThenStepEqualsFullPrefill) {
   EXPECT_EQ(split.n_cached(), full.n_cached());
   ASSERT_EQ(a.size(), b.size());
   EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0) << MaxAbsDiff(a, b);
-  EXPECT_EQ(Argmax(a), Argmax(b));
+  EXPECT_EQ(ArgMax(a), ArgMax(b));
 }
 
 TEST(DecoderTest, IdenticalLogitsAtOneTwoAndFourThreads) {
   TinyLmSpec spec;
-  for (HeadMode mode : {HeadMode::kF16, HeadMode::kInt8}) {
+  for (HeadPrecision mode : {HeadPrecision::kF16, HeadPrecision::kInt8}) {
     Loaded l = Load(spec, mode);
     ASSERT_TRUE(l.dec);
     const Prompt p = MakePrompt(spec.hidden, spec.vocab, 20, 9, 7, 13);
@@ -177,7 +171,7 @@ TEST(DecoderTest, IdenticalLogitsAtOneTwoAndFourThreads) {
       all = logits;
       int32_t pos = 36;
       for (int s = 0; s < 4; ++s) {
-        ASSERT_TRUE(st.Step(static_cast<int32_t>(Argmax(logits)), pos++, pool, &logits).ok());
+        ASSERT_TRUE(st.Step(static_cast<int32_t>(ArgMax(logits)), pos++, pool, &logits).ok());
         all.insert(all.end(), logits.begin(), logits.end());
       }
       if (first.empty()) {
@@ -209,7 +203,7 @@ TEST(DecoderTest, PositionGapRotatesByPositionButMasksByCacheOrder) {
   want = ref.Forward(42, nullptr, n + 2);
   EXPECT_EQ(gap.n_cached(), n + 1);
   EXPECT_LE(MaxAbsDiff(gap_logits, want), Tolerance(want));
-  EXPECT_EQ(Argmax(gap_logits), Argmax(want));
+  EXPECT_EQ(ArgMax(gap_logits), ArgMax(want));
 
   DecoderState nogap(*l.dec, 32);
   std::vector<float> nogap_logits;
@@ -266,7 +260,7 @@ TEST(DecoderTest, ResetStartsAFreshSequence) {
 }
 
 // A state rewound to the rows two sequences share and prefilled with the rest of the second
-// gives the second's logits bit for bit: the session reuses the prompt's fixed head this way.
+// gives the second's logits bit for bit: a Session reuses the prompt's fixed head this way.
 TEST(DecoderTest, RewindThenPrefillEqualsAFreshPrefill) {
   TinyLmSpec spec;
   Loaded l = Load(spec);

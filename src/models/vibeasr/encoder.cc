@@ -32,7 +32,7 @@ struct StageModel {
 
 // Linear layers and convs take unsigned activations where the ISA can (ops::PackI8sMatrix):
 // FC2 reads the ReLU hidden as it is, the others their input flipped in the kernel, with no
-// activation row sums (at stage 0-1 widths those were 11-16% of each FFN product).
+// activation row sums (at the narrow early stages those cost a large share of each product).
 ops::I8sMatrix PackLinear(const gguf::TensorInfo& t) {
   return ops::PackI8sMatrix(I8sWeightData(t), t.ne[0], t.ne[1], I8sWeightScale(t),
                             /*u8=*/true);
@@ -178,12 +178,10 @@ void PlanConv(const ops::I8sConv1d& c, int64_t* t, Plan* p) {
 
 // FFN hidden sums: recompute or store (ops::MlpReluI8s)? Recomputing costs C more
 // multiply-adds per hidden value; storing costs 4 bytes written and read back, from DRAM
-// once the tensor leaves the caches. Measured at 1 thread on 3.5 s (encoder_ops_microbench
-// BmFfn, one block; the sums are 43 MB at stages 0-2, 21 MB at stage 3): stage 0 (C = 32)
-// 8-9 ms recomputed against 14-15 stored, stage 1 13-14 against 17, stage 2 23-24 against
-// 22, stage 3 20-21 against 17; the whole encoder with stage 2 storing was no faster, run
-// beside another (memory bandwidth is shared). Earlier, 256 MB stored at 20 s made stage 2
-// 2.4x stage 1. So FFNs up to C = 128 always recompute, and wider ones store up to the
+// once the tensor leaves the caches. Narrow FFNs (few multiply-adds per value) recompute
+// faster than they store, and storing stops paying at any width once the sums outgrow the
+// caches (memory bandwidth is shared with the other branch); encoder_ops_microbench BmFfn
+// compares the two. So FFNs up to C = 128 always recompute, and wider ones store up to the
 // budget.
 size_t MlpBudget(int64_t c) { return c <= 128 ? 0 : Encoder::kMlpStoreBudget; }
 
@@ -217,13 +215,18 @@ size_t PlanBytes(const Plan& p) {
 
 }  // namespace
 
-// A HugeBuffer: page faults were ~10% of a 3.5 s encode with 4 KB pages.
+// A HugeBuffer: with 4 KB pages, page faults are a visible part of a short encode.
 struct Encoder::Workspace {
   HugeBuffer buffer;
 };
 
 Encoder::Scratch::Scratch(size_t keep_bytes) : keep_bytes_(keep_bytes) {}
 Encoder::Scratch::~Scratch() = default;
+
+ThreadPool& Encoder::Scratch::BranchPool(int b, int threads) {
+  if (!pools_[b] || pools_[b]->size() != threads) pools_[b] = std::make_unique<ThreadPool>(threads);
+  return *pools_[b];
+}
 
 size_t Encoder::Scratch::bytes() const {
   size_t b = 0;
@@ -380,7 +383,7 @@ Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
   // With two or more threads the branches run at the same time, each on its own share of
   // the threads: they are independent until the final sum, and two single-thread branches
   // never wait for each other, where one branch on two threads meets a barrier after every
-  // op (measured at 2 threads: see README, Benchmarks). Each needs its own buffers, so this
+  // op. Each needs its own buffers, so this
   // is done only while both fit kParallelBudget; longer clips run the branches in turn on
   // all threads, in one buffer sized for the larger.
   const int nth = pool.size();
@@ -390,10 +393,10 @@ Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
   std::optional<Result<Features>> out[2];
   EncoderTimings bt[2];
   if (nth >= 2 && both <= kParallelBudget) {
+    ThreadPool* sub[2] = {&scratch->BranchPool(0, share[0]), &scratch->BranchPool(1, share[1])};
     pool.Run([&](int tid, int) {
       if (tid > 1) return;
-      ThreadPool sub(share[tid]);
-      out[tid] = RunBranchIn(static_cast<Branch>(tid), samples, n, sub, nullptr, &bt[tid],
+      out[tid] = RunBranchIn(static_cast<Branch>(tid), samples, n, *sub[tid], nullptr, &bt[tid],
                              scratch->ws_[tid].get());
     });
   } else {

@@ -15,9 +15,8 @@
 // once, each in its own buffers: kParallelBudget), stage by stage, in three int8 ping-pong
 // buffers plus one scratch region, all sized from the geometry and the clip length before
 // the run (linear in the length); no graph is kept. FFN hidden activations are recomputed
-// instead of stored unless small (ops::MlpReluI8s). Measured at the full geometry: the
-// packed weights are resident once (~718 MB peak RSS after Load); a 60 s clip adds ~312 MB
-// (peak 1030 MB; 1043 MB on 2026-12-01), a 20 s clip ~112 MB.
+// instead of stored unless small (ops::MlpReluI8s). So the packed weights are resident once
+// and a run adds buffers linear in the clip length (WorkspaceBytes).
 //
 // The Encoder is immutable after Load; Run may be called from several threads at once, each
 // with its own pool. Results are byte-identical for any thread count.
@@ -38,13 +37,12 @@
 #include "ops/i8s_matmul.h"
 #include "ops/i8s_tensor.h"
 #include "runtime/thread_pool.h"
+#include "tern/types.h"
 
 namespace tern::vibeasr {
 
-struct Features {
-  int64_t frames = 0, hidden = 0;
-  std::vector<float> data;  // frames x hidden, row-major
-};
+// Frames x hidden, row-major: the public type (tern/types.h), returned as it is.
+using tern::Features;
 
 struct EncoderTimings {
   double acoustic_ms = 0, semantic_ms = 0;
@@ -62,21 +60,26 @@ class Encoder {
   // both branches at fault it is the acoustic branch's.
   static Result<std::unique_ptr<Encoder>> Load(const std::string& vae_gguf_path);
 
-  // Activation buffers a caller keeps between runs (a Session does): a run that fits the
-  // buffers of an earlier one reuses them instead of faulting fresh pages in (about 4% of
-  // a 3.5 s encode at 1 thread was page faults and page clearing). Buffers larger than
-  // `keep_bytes` in all are released after the run that needed them.
+  // What a caller keeps between runs (a Session does): the activation buffers, so that a
+  // run that fits the buffers of an earlier one reuses them instead of faulting fresh pages
+  // in, and the two branches' thread pools, so that their threads start once, not on every
+  // run. Buffers larger than `keep_bytes` in all are released after the run that needed
+  // them; the pools stay (idle workers sleep).
   static constexpr size_t kScratchKeepBytes = size_t{256} << 20;
   class Scratch {
    public:
     explicit Scratch(size_t keep_bytes = kScratchKeepBytes);
     ~Scratch();
-    size_t bytes() const;  // held now
+    size_t bytes() const;  // buffers held now
 
    private:
     friend class Encoder;
+    // The pool for branch b with `threads` threads, made on first use or when the size
+    // changes (a different outer pool).
+    ThreadPool& BranchPool(int b, int threads);
     size_t keep_bytes_;
-    std::unique_ptr<Workspace> ws_[2];  // one per branch running at the same time
+    std::unique_ptr<Workspace> ws_[2];       // one per branch running at the same time
+    std::unique_ptr<ThreadPool> pools_[2];  // likewise
   };
 
   // Both branches, summed. Errors on empty input. `scratch` may be null (buffers for this
@@ -110,9 +113,8 @@ class Encoder {
   static constexpr size_t kMlpStoreBudget = size_t{64} << 20;
 
   // With 2+ threads Run gives each branch half of them and runs the two at once, while
-  // both branches' buffers together stay within this (measured at the full geometry: a
-  // 3.5 s clip needs 77 MB, 20 s 232 MB; from ~34 s on the branches run in turn, so a 60 s
-  // clip keeps the sequential figure above).
+  // both branches' buffers together stay within this (at the published geometry, clips up
+  // to about half a minute; longer ones run the branches in turn, in one buffer).
   static constexpr size_t kParallelBudget = size_t{400} << 20;
 
   ~Encoder();

@@ -236,6 +236,24 @@ TEST(Encoder, ScratchKeptBetweenRunsGivesTheSameFeatures) {
   }
 }
 
+// The Scratch also keeps the branches' thread pools: one Scratch used from callers' pools of
+// different sizes (so its branch pools are remade) gives each the features of a fresh run.
+TEST(Encoder, ScratchPoolsFollowTheCallersPool) {
+  const Encoder& enc = Tiny();
+  const auto a = Signal(6 * 3200 + 11, 7);
+  ThreadPool p1(1);
+  auto want = enc.Run(a.data(), a.size(), p1);
+  ASSERT_TRUE(want.ok());
+  Encoder::Scratch scratch;
+  for (int nth : {4, 3, 4, 2, 5}) {
+    ThreadPool pool(nth);
+    auto f = enc.Run(a.data(), a.size(), pool, nullptr, &scratch);
+    ASSERT_TRUE(f.ok());
+    ASSERT_EQ(f->data.size(), want->data.size());
+    EXPECT_EQ(std::memcmp(f->data.data(), want->data.data(), want->data.size() * 4), 0) << nth;
+  }
+}
+
 TEST(Encoder, ConcurrentRunsShareOneEncoder) {
   const auto a = Signal(4 * 3200, 5);
   ThreadPool p0(1);

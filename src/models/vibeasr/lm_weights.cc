@@ -153,7 +153,7 @@ Status BindLayer(const Binder& b, const DecoderConfig& c, int64_t l, LayerWeight
 constexpr std::initializer_list<DType> kRowTypes = {DType::kF32, DType::kF16, DType::kQ8_0,
                                                     DType::kQ6_K};
 
-Status BindHead(const gguf::File& f, const Binder& b, const DecoderConfig& c, HeadMode mode,
+Status BindHead(const gguf::File& f, const Binder& b, const DecoderConfig& c, HeadPrecision mode,
                 ThreadPool* pool, LmWeights* w) {
   TERN_ASSIGN_OR_RETURN(const gguf::TensorInfo* out,
                         b.Get("output.weight", kRowTypes, c.hidden, c.vocab, true));
@@ -161,7 +161,7 @@ Status BindHead(const gguf::File& f, const Binder& b, const DecoderConfig& c, He
   const gguf::TensorInfo* src = out ? out : f.FindTensor("token_embd.weight");
   const std::string name = src->name;
   w->head_mode = mode;
-  if (mode == HeadMode::kInt8) {
+  if (mode == HeadPrecision::kInt8) {
     // A separate head leaves the process block by block as it is quantized (~470 MB of F16
     // for the published file would otherwise stay resident next to its int8 copy); a tied
     // head is the embedding table, which decoding still reads.
@@ -210,7 +210,7 @@ Status BindHead(const gguf::File& f, const Binder& b, const DecoderConfig& c, He
 }  // namespace
 
 Result<std::unique_ptr<LmWeights>> LoadLmWeights(const gguf::File& f, const DecoderConfig& c,
-                                                 HeadMode head, ThreadPool* pool) {
+                                                 HeadPrecision head, ThreadPool* pool) {
   auto w = std::make_unique<LmWeights>();
   Binder b(f);
   TERN_ASSIGN_OR_RETURN(const gguf::TensorInfo* emb,

@@ -50,7 +50,7 @@ struct LayerWeights {
 struct LmWeights {
   ops::EmbeddingTable token_embd;
   const float* output_norm = nullptr;
-  HeadMode head_mode = HeadMode::kF16;
+  HeadPrecision head_mode = HeadPrecision::kF16;
   bool head_tied = false;            // output.weight absent: head = token_embd
   const uint16_t* head_f16 = nullptr;  // kF16: vocab rows of hidden F16 values
   ops::I8Matrix head_i8;             // kInt8
@@ -62,7 +62,7 @@ struct LmWeights {
 
 // Binds every tensor; `pool` (may be null) threads the int8 head quantization.
 Result<std::unique_ptr<LmWeights>> LoadLmWeights(const gguf::File& lm,
-                                                 const DecoderConfig& config, HeadMode head,
+                                                 const DecoderConfig& config, HeadPrecision head,
                                                  ThreadPool* pool);
 
 }  // namespace tern::vibeasr

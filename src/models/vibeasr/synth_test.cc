@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/test_util.h"
 #include "gguf/gguf.h"
 #include "tensor/quant_ref.h"
 
@@ -21,6 +22,7 @@ namespace tern::vibeasr {
 namespace {
 
 namespace fs = std::filesystem;
+using testutil::ReadFile;
 
 struct Expected {
   std::string name;
@@ -96,11 +98,6 @@ std::vector<Expected> ExpectedDecoder() {
     e.push_back({b + "attn_v.bias", DType::kF32, {64}});
   }
   return e;
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // Each ctest entry is its own process, so each test writes only the file it reads.
@@ -333,10 +330,10 @@ TEST_F(SynthTest, SameSeedSameBytesOtherSeedOtherBytes) {
   ASSERT_TRUE(WriteSyntheticPackage(Options(7, again)).ok());
   ASSERT_TRUE(WriteSyntheticPackage(Options(8, other)).ok());
   for (const char* file : {kSynthVaeFileName, kSynthLmFileName}) {
-    const std::string x = ReadAll(a + "/" + file);
+    const std::string x = ReadFile(a + "/" + file);
     ASSERT_GT(x.size(), 1000000u);
-    EXPECT_TRUE(x == ReadAll(again + "/" + file)) << file << " differs for the same seed";
-    const std::string y = ReadAll(other + "/" + file);
+    EXPECT_TRUE(x == ReadFile(again + "/" + file)) << file << " differs for the same seed";
+    const std::string y = ReadFile(other + "/" + file);
     EXPECT_EQ(x.size(), y.size()) << file;
     EXPECT_FALSE(x == y) << file << " is the same for seeds 7 and 8";
   }

@@ -1,0 +1,27 @@
+// The tern.trained.* keys of an LM GGUF (docs/formats-tern-keys.md): what the model was
+// trained with, so the engine can warn about options it was not (TrainedWith in tern.h).
+#pragma once
+
+#include "gguf/gguf.h"
+#include "tern/tern.h"
+
+namespace tern::engine {
+
+inline constexpr const char* kTrainedContextKey = "tern.trained.context";
+inline constexpr const char* kTrainedJsonFormatKey = "tern.trained.json_format";
+inline constexpr const char* kTrainedMaxAudioSecondsKey = "tern.trained.max_audio_seconds";
+
+// Absent keys stay unknown; a key of the wrong type (or a length that is not a positive
+// number) is a format error naming the file and the key.
+Result<TrainedWith> ReadTrainedWith(const gguf::File& f);
+
+// The options as the model should run them: the context dropped when the model declares it
+// was not trained with one (OptionWarnings says so).
+TranscribeOptions FitOptions(const ModelInfo& model, const TranscribeOptions& options);
+
+// Per audio: a hint when the audio is longer than the longest clip the model was trained on
+// and no --chunk-seconds at or under it was given; empty otherwise.
+std::string LengthWarning(const ModelInfo& model, const TranscribeOptions& options,
+                          double duration_s);
+
+}  // namespace tern::engine

@@ -1,0 +1,109 @@
+// tern.trained.* keys: read when present, unknown when absent, refused when mistyped; and
+// what they make the engine warn about or drop.
+#include <gtest/gtest.h>
+
+#include "engine/trained.h"
+#include "gguf/writer.h"
+
+namespace tern::engine {
+namespace {
+
+// A GGUF holding only `w`'s keys, parsed.
+struct Parsed {
+  std::string bytes;
+  std::unique_ptr<gguf::File> file;
+};
+Parsed Parse(const gguf::Writer& w) {
+  Parsed p;
+  p.bytes = w.Serialize();
+  Result<std::unique_ptr<gguf::File>> f = gguf::File::Parse(
+      reinterpret_cast<const uint8_t*>(p.bytes.data()), p.bytes.size(), "m.gguf");
+  EXPECT_TRUE(f.ok()) << f.status().ToString();
+  if (f.ok()) p.file = std::move(*f);
+  return p;
+}
+
+TEST(TrainedWith, AbsentKeysAreUnknown) {
+  gguf::Writer w;
+  w.SetString("general.name", "published");
+  Parsed p = Parse(w);
+  Result<TrainedWith> t = ReadTrainedWith(*p.file);
+  ASSERT_TRUE(t.ok());
+  EXPECT_FALSE(t->context.has_value());
+  EXPECT_FALSE(t->json_format.has_value());
+  EXPECT_FALSE(t->max_audio_seconds.has_value());
+  // Unknown: nothing warned, nothing dropped, whatever the options.
+  ModelInfo info;
+  info.trained = *t;
+  TranscribeOptions o;
+  o.context = "Paris";
+  o.format = PromptFormat::kJson;
+  EXPECT_TRUE(OptionWarnings(info, o).empty());
+  EXPECT_EQ(FitOptions(info, o).context, "Paris");
+  EXPECT_EQ(LengthWarning(info, o, 3600.0), "");
+}
+
+TEST(TrainedWith, DeclaredKeysDriveWarnings) {
+  gguf::Writer w;
+  w.SetBool(kTrainedContextKey, false);
+  w.SetBool(kTrainedJsonFormatKey, false);
+  w.SetF32(kTrainedMaxAudioSecondsKey, 6.5f);
+  Parsed p = Parse(w);
+  Result<TrainedWith> t = ReadTrainedWith(*p.file);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->context, false);
+  EXPECT_EQ(t->json_format, false);
+  EXPECT_DOUBLE_EQ(t->max_audio_seconds.value(), 6.5);
+  ModelInfo info;
+  info.trained = *t;
+  TranscribeOptions o;
+  EXPECT_TRUE(OptionWarnings(info, o).empty());  // nothing asked that it lacks
+  o.context = "Paris";
+  ASSERT_EQ(OptionWarnings(info, o).size(), 1u);
+  EXPECT_NE(OptionWarnings(info, o)[0].find("not trained with context"), std::string::npos);
+  EXPECT_EQ(FitOptions(info, o).context, "");
+  o.format = PromptFormat::kJson;
+  EXPECT_EQ(OptionWarnings(info, o).size(), 2u);
+  // Longer audio than the longest training clip: a hint, unless pieces short enough are asked.
+  EXPECT_EQ(LengthWarning(info, o, 6.0), "");
+  EXPECT_NE(LengthWarning(info, o, 20.0).find("--chunk-seconds 4"), std::string::npos);
+  o.chunk_seconds = 4;
+  EXPECT_EQ(LengthWarning(info, o, 20.0), "");
+  o.chunk_seconds = 6;  // two sentences to a piece
+  EXPECT_NE(LengthWarning(info, o, 20.0), "");
+  o.chunk_seconds = 10;
+  EXPECT_NE(LengthWarning(info, o, 20.0), "");
+  // A model that declares it was trained with context keeps it.
+  info.trained.context = true;
+  o.format = PromptFormat::kText;
+  EXPECT_EQ(FitOptions(info, o).context, "Paris");
+  EXPECT_TRUE(OptionWarnings(info, o).empty());
+}
+
+TEST(TrainedWith, MistypedKeysAreFormatErrors) {
+  {
+    gguf::Writer w;
+    w.SetU32(kTrainedContextKey, 1);
+    Parsed p = Parse(w);
+    Result<TrainedWith> t = ReadTrainedWith(*p.file);
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().code(), ErrorCode::kFormat);
+    EXPECT_NE(t.status().message().find("m.gguf: tern.trained.context must be a bool"),
+              std::string::npos) << t.status().message();
+  }
+  for (float bad : {0.0f, -1.0f}) {
+    gguf::Writer w;
+    w.SetF32(kTrainedMaxAudioSecondsKey, bad);
+    Parsed p = Parse(w);
+    Result<TrainedWith> t = ReadTrainedWith(*p.file);
+    ASSERT_FALSE(t.ok());
+    EXPECT_NE(t.status().message().find("tern.trained.max_audio_seconds"), std::string::npos);
+  }
+  gguf::Writer w;
+  w.SetString(kTrainedMaxAudioSecondsKey, "6.5");
+  Parsed p = Parse(w);
+  EXPECT_FALSE(ReadTrainedWith(*p.file).ok());
+}
+
+}  // namespace
+}  // namespace tern::engine
