@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -206,6 +207,9 @@ struct Transcript {
   int threads = 0;
 };
 
+struct LiveOptions;
+class LiveSession;
+
 class Session {
  public:
   // threads <= 0: the number of online CPUs.
@@ -218,6 +222,10 @@ class Session {
   Result<Features> Encode(const Audio& audio);
   int threads() const;
 
+  // Live transcription (below): the LiveSession uses this Session (its threads, KV cache and
+  // encoder buffers) until it is destroyed; use neither while the other runs.
+  Result<std::unique_ptr<LiveSession>> StartLive(const LiveOptions& options);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
@@ -229,6 +237,84 @@ class Session {
 // With TrainedWith::context false, a context is not used (the model answers it with
 // garbage or nothing): the warning says so.
 std::vector<std::string> OptionWarnings(const ModelInfo& model, const TranscribeOptions& options);
+
+// ---- Live transcription ----------------------------------------------------------------
+//
+// Audio that is still arriving, cut into pieces at pauses (docs/live.md). Every encoder
+// activation is int8 with one scale per whole tensor (its absmax over all frames), so the
+// features of a frame depend on the frames after it in the same tensor: a growing stream
+// cannot be encoded incrementally to the same bytes as the whole. Instead the open piece
+// (seconds long) is re-encoded and re-decoded from its start at every update (a partial
+// result), and once a pause ends it, or it reaches the maximum length, its text is final:
+// committed, never rewritten, and the next piece starts with a fresh prompt. A final text is
+// byte for byte what Transcribe gives for the piece's samples (each piece goes through it,
+// normalized as LiveOptions says); it does not depend on how the stream was cut into Feed
+// calls nor on the threads.
+
+struct LiveOptions {
+  // Prompt format, context and decoding (hotwords included) for every piece; chunk_seconds,
+  // on_progress and on_text are not used (a piece is one prompt; the events carry the text).
+  TranscribeOptions transcribe;
+  int sample_rate = 24000;         // of the samples given to Feed; others are resampled
+  double update_seconds = 0.5;     // a partial result each time this much new audio arrived
+  // A pause: this long with every 10 ms frame at least silence_db below the loudest frame of
+  // the piece (and of the piece before it), or below -55 dBFS.
+  double pause_seconds = 0.5;
+  double silence_db = -35;
+  // The longest piece; one without a pause is cut at its quietest 400 ms in the second
+  // half. 0: the longest clip the model declares it was trained on
+  // (TrainedWith::max_audio_seconds), else 30 s; never more than the decoder's context holds
+  // with transcribe.decoding.max_tokens.
+  double max_piece_seconds = 0;
+  // Each piece RMS-normalized and clip-guarded as LoadAudio does a file (AudioOptions).
+  bool normalize = true;
+
+  Status Validate() const;
+};
+
+struct LiveEvent {
+  enum class Kind {
+    kSpeechStarted,  // the open piece's first frame louder than silence (start_sample)
+    kPartial,        // the open piece's text so far: replaced by the next partial or final
+    kFinal,          // the piece's text, committed
+  };
+  Kind kind = Kind::kPartial;
+  int64_t piece = 0;  // 0, 1, ...: pieces in order (only pieces with speech are counted)
+  // 24 kHz sample indices from the stream's start: the piece's start, and the end of the
+  // audio the text covers (the piece's end for kFinal). kSpeechStarted: both where it began.
+  int64_t start_sample = 0, end_sample = 0;
+  // The samples received when the event was decided: end_sample for a partial; for a final
+  // cut at a pause, the sample that completed the pause (pause_seconds / 2 after its end).
+  int64_t heard_sample = 0;
+  double start_s() const { return static_cast<double>(start_sample) / 24000.0; }
+  double end_s() const { return static_cast<double>(end_sample) / 24000.0; }
+  std::string text;   // as Transcript::text (kPartial, kFinal)
+  // From the Feed (or Finish) call that delivered heard_sample to the event being ready:
+  // the compute lag a caller feeding in real time sees.
+  double lag_ms = 0;
+  Metrics metrics;        // kPartial, kFinal: the piece's encoder, prefill and decoding work
+  Transcript transcript;  // kFinal: the piece's, segment times from the stream's start
+};
+
+class LiveSession {
+ public:
+  // Samples at LiveOptions::sample_rate, any number per call (none is fine); appends the
+  // events they cause, in order. An error (the decoder's) leaves the session unusable.
+  Status Feed(const float* samples, size_t n, std::vector<LiveEvent>* events);
+  // The stream ended: the open piece, if it holds speech, becomes final. Feed and Finish
+  // are errors afterwards.
+  Status Finish(std::vector<LiveEvent>* events);
+  int64_t samples_received() const;  // at 24 kHz
+
+  struct Impl;
+  explicit LiveSession(std::unique_ptr<Impl> impl);  // Session::StartLive makes them
+  ~LiveSession();
+  LiveSession(const LiveSession&) = delete;
+  LiveSession& operator=(const LiveSession&) = delete;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 
 // ---- Output ----------------------------------------------------------------------------
 
@@ -249,6 +335,10 @@ struct FormatOptions {
 };
 std::string FormatTranscript(const Transcript& t, OutputFormat format,
                              const FormatOptions& options = {});
+
+// The width in columns of the terminal `f` writes to, 0 when it is not a terminal (80 when
+// the terminal does not say): where the CLI may overwrite a line in place.
+int TerminalColumns(std::FILE* f);
 
 // CPU features, available kernel ISAs and the chosen one (TERN_ISA), one item per line.
 Result<std::string> SystemInfo();

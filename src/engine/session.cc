@@ -2,6 +2,7 @@
 // (decode.h), then text and segments; audio longer than one prompt goes in pieces
 // (long_audio.h).
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <span>
 #include <thread>
@@ -10,6 +11,7 @@
 #include "engine/content_stream.h"
 #include "engine/decode.h"
 #include "engine/hotwords.h"
+#include "engine/live.h"
 #include "engine/long_audio.h"
 #include "engine/model_impl.h"
 #include "engine/no_speech.h"
@@ -250,6 +252,51 @@ Result<Transcript> Session::Impl::TranscribeFitted(const Audio& audio,
                                                                     o.format, o.context));
         return TranscribeWhole(x, len, name, p, o, bias, text_stream);
       });
+}
+
+// Live pieces without a declared training length: 30 s, about what VibeASR's training
+// clips hold; never more than the context holds either way.
+constexpr double kLivePieceSeconds = 30.0;
+
+Result<std::unique_ptr<LiveSession>> Session::StartLive(const LiveOptions& options) {
+  TERN_RETURN_IF_ERROR(options.Validate());
+  TranscribeOptions o = options.transcribe;
+  o.chunk_seconds = 0;
+  o.on_progress = nullptr;
+  o.on_text = nullptr;
+  const Model::Impl& m = impl_->m();
+  const std::optional<double> trained = m.info.trained.max_audio_seconds;
+  const double seconds = options.max_piece_seconds > 0 ? options.max_piece_seconds
+                         : trained                    ? std::max(2 * options.pause_seconds, *trained)
+                                                      : kLivePieceSeconds;
+  const int64_t wanted = std::llround(seconds * engine::kModelSampleRate);
+  const TranscribeOptions fitted = engine::FitOptions(m.info, o);
+  TERN_ASSIGN_OR_RETURN(engine::Prompt prompt,
+                        engine::BuildPrompt(*m.tokenizer, m.special, wanted, fitted.format,
+                                            fitted.context));
+  TERN_ASSIGN_OR_RETURN(const int64_t fits,
+                        engine::MaxPieceSamples(*m.encoder, m.decoder->config().context, wanted,
+                                                prompt, fitted));
+  const int64_t max_len = std::min(wanted, fits);
+  const int64_t pause = std::llround(options.pause_seconds * engine::kModelSampleRate);
+  if (max_len < 2 * pause) {
+    return ResourceExhaustedError(
+        "live: the decoder's context holds pieces of %.2f s with --max-tokens %d, shorter than "
+        "twice the pause (%.2f s); use fewer tokens or a shorter pause",
+        static_cast<double>(max_len) / engine::kModelSampleRate, o.decoding.max_tokens,
+        options.pause_seconds);
+  }
+  // A word the tokenizer cannot spell fails here, before any audio.
+  TERN_RETURN_IF_ERROR(engine::HotwordBias::FromWords(*m.tokenizer, o.decoding.hotwords,
+                                                      o.decoding.hotword_boost)
+                           .status());
+  // Each piece goes through Transcribe as a file would: its final text is, by construction,
+  // the offline transcript of the piece (options fitted to the model, the no-speech check).
+  LiveSession::Impl::PieceDecoder decode = [this, o](const Audio& piece) {
+    return Transcribe(piece, o);
+  };
+  return std::make_unique<LiveSession>(
+      std::make_unique<LiveSession::Impl>(options, max_len, std::move(decode)));
 }
 
 }  // namespace tern

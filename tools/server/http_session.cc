@@ -9,11 +9,13 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 
 namespace tern::server {
 
 namespace beast = boost::beast;
 namespace http = boost::beast::http;
+namespace websocket = boost::beast::websocket;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
@@ -194,10 +196,42 @@ void HttpSession::Dispatch() {
     if (path == "/health") return Respond(HealthReply());
     if (path == "/v1/models") return Respond(ModelsReply(ctx_.config));
     if (path == "/" || path == "/index.html") return Respond(PageReply());
+    if (path == "/v1/realtime") return StartRealtimeSession();
   }
   if (req.method() == http::verb::post && path == "/v1/audio/transcriptions")
     return StartTranscription();
   Respond(JsonError(404, "no route " + entry_.method + " " + std::string(path)));
+}
+
+// GET /v1/realtime?intent=transcription with a WebSocket upgrade: the connection leaves
+// this HttpSession for a realtime session (realtime_ws.h), logged as 101.
+void HttpSession::StartRealtimeSession() {
+  auto& req = parser_->get();
+  const std::string_view target = req.target();
+  const size_t q = target.find('?');
+  const std::string_view query = q == std::string_view::npos ? "" : target.substr(q + 1);
+  bool transcription = false;
+  for (size_t b = 0; b <= query.size();) {
+    const size_t e = std::min(query.find('&', b), query.size());
+    if (query.substr(b, e - b) == "intent=transcription") transcription = true;
+    b = e + 1;
+  }
+  if (!transcription)
+    return Respond(JsonError(400, "only realtime transcription is served: "
+                                  "GET /v1/realtime?intent=transcription", "intent"));
+  if (!websocket::is_upgrade(req))
+    return Respond(JsonError(400, "GET /v1/realtime is a WebSocket endpoint: "
+                                  "send the upgrade headers (Connection: Upgrade, Upgrade: websocket)"));
+  if (ctx_.draining || ctx_.realtime == nullptr)
+    return Respond(JsonError(503, "the server is shutting down"));
+  http::request<http::string_body> upgrade = parser_->release();
+  entry_.status = 101;
+  entry_.note = "websocket";
+  RequestDone();
+  state_ = State::kClosed;  // nothing here touches the connection again
+  ++watch_generation_;
+  tcp::socket socket = stream_.release_socket();
+  StartRealtime(std::move(socket), std::move(upgrade), *ctx_.realtime);
 }
 
 void HttpSession::StartTranscription() {

@@ -23,6 +23,7 @@
 
 #include "access_log.h"
 #include "bounds.h"
+#include "realtime_ws.h"
 #include "routes.h"
 #include "session_pool.h"
 
@@ -62,6 +63,7 @@ struct ServerContext {
   std::atomic<bool> draining{false};  // SIGTERM: finish what is in flight, take nothing new
   std::atomic<int> connections{0};
   std::unique_ptr<UploadBudget> uploads;
+  RealtimeContext* realtime = nullptr;  // GET /v1/realtime (realtime_ws.h)
 
   // The open connections, for shutdown.
   std::mutex mu;
@@ -94,6 +96,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void ReadFailed(boost::beast::error_code ec);
   void Dispatch();
   void StartTranscription();
+  void StartRealtimeSession();
   void WatchPeer();
   void OnPeerReadable(boost::beast::error_code ec, uint64_t generation);
   void FinishJob(Outcome out);

@@ -5,6 +5,7 @@
 // --max-waiting more requests wait for one, and any further request gets 503 at once.
 // Prints "tern-server: listening on http://HOST:PORT" on stdout when ready (--port 0 picks
 // a free port); SIGINT/SIGTERM stop it within --shutdown-grace + 1 s, exit status 0.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -63,6 +64,11 @@ struct Flags {
   std::string cors_origin;
   tern::server::Limits limits;
   tern::server::ServerConfig config;
+  int realtime_sessions = 2;
+  int realtime_threads = 0;
+  double realtime_idle_timeout_s = 60;
+  double realtime_max_message_mb = 4;
+  double realtime_max_buffered_s = 30;
 };
 
 tern::Status Serve(Flags& f) {
@@ -79,6 +85,19 @@ tern::Status Serve(Flags& f) {
   TERN_RETURN_IF_ERROR(f.model.Validate());
   TERN_RETURN_IF_ERROR(f.config.audio.Validate());
   TERN_RETURN_IF_ERROR(f.config.defaults.Validate());
+  if (f.realtime_sessions < 0 || f.realtime_sessions > 256)
+    return InvalidArgumentError("--realtime-sessions must be in [0, 256], got %d", f.realtime_sessions);
+  if (f.realtime_threads < 0 || f.realtime_threads > 1024)
+    return InvalidArgumentError("--realtime-threads must be in [0, 1024], got %d", f.realtime_threads);
+  if (!(f.realtime_idle_timeout_s >= 0.1 && f.realtime_idle_timeout_s <= 86400))
+    return InvalidArgumentError("--realtime-idle-timeout must be in [0.1, 86400] s, got %g",
+                                f.realtime_idle_timeout_s);
+  if (!(f.realtime_max_message_mb >= 0.01 && f.realtime_max_message_mb <= 256))
+    return InvalidArgumentError("--realtime-max-message-mb must be in [0.01, 256], got %g",
+                                f.realtime_max_message_mb);
+  if (!(f.realtime_max_buffered_s >= 1 && f.realtime_max_buffered_s <= 3600))
+    return InvalidArgumentError("--realtime-max-buffered must be in [1, 3600] s, got %g",
+                                f.realtime_max_buffered_s);
 
   TERN_ASSIGN_OR_RETURN(std::shared_ptr<const tern::Model> model, tern::Model::Load(f.model));
   if (f.config.model_name.empty()) f.config.model_name = model->info().name;
@@ -97,6 +116,21 @@ tern::Status Serve(Flags& f) {
   ctx.uploads = std::make_unique<tern::server::UploadBudget>(f.limits.max_bodies_bytes());
   auto pool = std::make_unique<tern::server::SessionPool>(model, f.sessions, threads, f.max_waiting);
   ctx.pool = pool.get();
+  // Realtime sessions each own a Session (one prompt's KV cache and its threads) for as long
+  // as they are open: --realtime-sessions bounds them apart from --sessions.
+  tern::server::RealtimeContext realtime;
+  realtime.model = model;
+  realtime.model_name = f.config.model_name;
+  realtime.defaults = f.config.defaults;
+  realtime.limits.threads = f.realtime_threads > 0 ? f.realtime_threads : threads;
+  realtime.limits.max_buffered_seconds = f.realtime_max_buffered_s;
+  realtime.limits.max_append_bytes =
+      std::min<size_t>(realtime.limits.max_append_bytes,
+                       static_cast<size_t>(f.realtime_max_message_mb * 1024 * 1024));
+  realtime.max_message_bytes = static_cast<size_t>(f.realtime_max_message_mb * 1024 * 1024);
+  realtime.idle_timeout_s = f.realtime_idle_timeout_s;
+  realtime.max_sessions = f.realtime_sessions;
+  ctx.realtime = &realtime;
   auto listener = std::make_unique<tern::server::Listener>(ctx);
   int port = 0;
   TERN_RETURN_IF_ERROR(listener->Bind(f.host, f.port, &port));
@@ -154,6 +188,20 @@ int main(int argc, char** argv) {
   app.add_option("--shutdown-grace", f.limits.shutdown_grace_s,
                  "seconds in-flight requests may finish after SIGTERM")->capture_default_str();
   app.add_option("--io-threads", f.limits.io_threads, "threads reading and writing connections")
+      ->capture_default_str();
+  app.add_option("--realtime-sessions", f.realtime_sessions,
+                 "realtime (WebSocket) transcriptions open at once, each with its own session")
+      ->capture_default_str();
+  app.add_option("--realtime-threads", f.realtime_threads,
+                 "threads per realtime session (default: as --threads)");
+  app.add_option("--realtime-idle-timeout", f.realtime_idle_timeout_s,
+                 "close a realtime session after this many seconds without a client event")
+      ->capture_default_str();
+  app.add_option("--realtime-max-message-mb", f.realtime_max_message_mb,
+                 "largest WebSocket message (larger: closed with 1009)")
+      ->capture_default_str();
+  app.add_option("--realtime-max-buffered", f.realtime_max_buffered_s,
+                 "seconds of appended audio that may wait to be transcribed (beyond: error events)")
       ->capture_default_str();
   app.add_option("--cors-origin", f.cors_origin, "allow browser requests from ORIGIN (or *)");
   app.add_flag("--quiet", f.quiet, "no access log");

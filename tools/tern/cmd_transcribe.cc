@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "destinations.h"
+#include "live.h"
 #include "tern/tern.h"
 
 namespace tern::cli {
@@ -32,6 +33,8 @@ struct Flags {
   bool metrics = false;
   bool quiet = false;
   bool stream = false;
+  bool live = false;
+  LiveCliOptions live_cli;
   std::vector<std::string> inputs;
 };
 
@@ -175,6 +178,28 @@ Status Check(Flags& f, std::vector<OutputFormat>* out_formats) {
     return InvalidArgumentError("'-' (standard input) can be read only once");
   if (!f.output_dir.empty())
     TERN_RETURN_IF_ERROR(CheckOutputDir(f.output_dir, f.inputs, formats.front()));
+  if (f.live) {
+    if (f.inputs.size() != 1)
+      return InvalidArgumentError("--live reads one stream ('-' for standard input), got %zu inputs",
+                                  f.inputs.size());
+    if (f.stream || !f.output_file.empty() || !f.output_dir.empty() || !f.dump_features.empty() ||
+        formats.size() != 1 ||
+        (formats[0] != OutputFormat::kTxt && formats[0] != OutputFormat::kJson))
+      return InvalidArgumentError("--live prints to stdout as txt (finals; partials too on a "
+                                  "terminal) or json (one event per line): it does not combine "
+                                  "with --stream, -o, --output-dir, --dump-features or other formats");
+    if (f.audio.offset_s != 0 || f.audio.duration_s != 0)
+      return InvalidArgumentError("--live does not take --offset or --duration");
+    f.live_cli.input = f.inputs[0];
+    f.live_cli.json = formats[0] == OutputFormat::kJson;
+    f.live_cli.metrics = f.metrics;
+    f.live_cli.live.transcribe = f.transcribe;
+    f.live_cli.live.normalize = f.audio.normalize;
+    TERN_RETURN_IF_ERROR(f.live_cli.live.Validate());
+    if (f.live_cli.raw_rate < 8000 || f.live_cli.raw_rate > 192000)
+      return InvalidArgumentError("--live-rate must be in [8000, 192000] Hz, got %d",
+                                  f.live_cli.raw_rate);
+  }
   TERN_RETURN_IF_ERROR(f.model.Validate());
   TERN_RETURN_IF_ERROR(f.audio.Validate());
   return f.transcribe.Validate();
@@ -182,6 +207,13 @@ Status Check(Flags& f, std::vector<OutputFormat>* out_formats) {
 
 // The work: the model, then every input (a failing one does not stop the others).
 Status Run(Flags& f, const std::vector<OutputFormat>& formats) {
+  if (f.live) {
+    TERN_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Load(f.model));
+    Session session(model, f.threads);
+    for (const std::string& w : OptionWarnings(model->info(), f.transcribe))
+      std::fprintf(stderr, "tern: warning: %s\n", w.c_str());
+    return TranscribeLive(session, f.live_cli);
+  }
   const Destination dest{f.output_file, f.output_dir,
                          f.inputs.size() > 1 && f.output_dir.empty() && f.output_file.empty()};
   TERN_RETURN_IF_ERROR(Prepare(dest));
@@ -241,6 +273,22 @@ int CmdTranscribe(int argc, char** argv) {
   app.add_flag("--metrics", f.metrics, "print timings, RTF and peak memory to stderr");
   app.add_flag("-q,--quiet", f.quiet, "no progress on stderr");
   app.add_flag("--stream", f.stream, "print the text to stdout as it is decoded (txt output only)");
+  app.add_flag("--live", f.live,
+               "read the input as a stream (raw s16le PCM, or WAV) and print text as it is spoken");
+  app.add_option("--live-rate", f.live_cli.raw_rate, "--live: raw PCM's sample rate (Hz)")
+      ->capture_default_str();
+  app.add_option("--live-update", f.live_cli.live.update_seconds,
+                 "--live: a partial result every this many seconds of new audio")
+      ->capture_default_str();
+  app.add_option("--live-pause", f.live_cli.live.pause_seconds,
+                 "--live: a pause this long (seconds) ends a piece; its text is then final")
+      ->capture_default_str();
+  app.add_option("--live-silence-db", f.live_cli.live.silence_db,
+                 "--live: quieter than this (dB below the piece's loudest 10 ms) is silence")
+      ->capture_default_str();
+  app.add_option("--live-max-piece", f.live_cli.live.max_piece_seconds,
+                 "--live: the longest piece in seconds (0: the model's longest training clip if it declares one, else 30)")
+      ->capture_default_str();
   app.add_option("audio", f.inputs, "audio files (WAV, FLAC, OGG, MP3); - reads standard input")->required();
   std::vector<OutputFormat> formats;
   return ParseCheckAndRun(app, argc, argv, [&] { return Check(f, &formats); },

@@ -1,0 +1,170 @@
+// tern-server's realtime WebSocket through the built binary (the bundled model): a Beast
+// WebSocket client streams four sentences at 4x real time on
+// GET /v1/realtime?intent=transcription and gets OpenAI's transcription events with the
+// live engine's finals; the route's HTTP errors, the session bound, and a SIGTERM with a
+// session open.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include <boost/beast/websocket.hpp>
+#include <nlohmann/json.hpp>
+
+#include "server_harness.h"
+#include "tern/tern.h"
+
+namespace tern {
+namespace {
+
+namespace beast = boost::beast;
+namespace websocket = boost::beast::websocket;
+namespace net = boost::asio;
+using json = nlohmann::json;
+using tern::testing::Request;
+using tern::testing::Server;
+
+const std::string kHeldout = TERN_SOURCE_DIR "/tests/data/heldout/";
+
+std::string Base64(const std::string& in) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 3 <= in.size(); i += 3) {
+    const uint32_t w = static_cast<unsigned char>(in[i]) << 16 |
+                       static_cast<unsigned char>(in[i + 1]) << 8 |
+                       static_cast<unsigned char>(in[i + 2]);
+    for (int k = 3; k >= 0; --k) out.push_back(t[(w >> (6 * k)) & 63]);
+  }
+  if (i < in.size()) {
+    uint32_t w = static_cast<unsigned char>(in[i]) << 16;
+    if (i + 1 < in.size()) w |= static_cast<unsigned char>(in[i + 1]) << 8;
+    out.push_back(t[(w >> 18) & 63]);
+    out.push_back(t[(w >> 12) & 63]);
+    out.push_back(i + 1 < in.size() ? t[(w >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+std::vector<int16_t> StreamPcm() {
+  std::vector<int16_t> pcm;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> g(0, 30.0f);
+  for (const char* f : {"000.wav", "002.wav", "003.wav", "004.wav"}) {
+    Result<Audio> a = LoadAudio(kHeldout + f);
+    EXPECT_TRUE(a.ok());
+    for (float v : a->samples)
+      pcm.push_back(static_cast<int16_t>(std::lround(std::clamp(v * 32768.0f, -32768.0f, 32767.0f))));
+    for (int i = 0; i < 21600; ++i) pcm.push_back(static_cast<int16_t>(std::lround(g(rng))));
+  }
+  return pcm;
+}
+
+struct Client {
+  net::io_context io;
+  websocket::stream<net::ip::tcp::socket> ws{io};
+  int status = 0;  // the handshake's HTTP status
+  beast::error_code Connect(int port) {
+    beast::error_code ec;
+    ws.next_layer().connect({net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)}, ec);
+    if (ec) return ec;
+    websocket::response_type r;
+    ws.handshake(r, "127.0.0.1", "/v1/realtime?intent=transcription", ec);
+    status = static_cast<int>(r.result_int());
+    return ec;
+  }
+  json Next() {
+    beast::flat_buffer b;
+    beast::error_code ec;
+    ws.read(b, ec);
+    if (ec) return nullptr;
+    return json::parse(beast::buffers_to_string(b.data()));
+  }
+};
+
+TEST(ServerRealtime, ClipAtFourTimesRealTime) {
+  const std::vector<int16_t> pcm = StreamPcm();
+  // the engine's finals for the same samples
+  ModelOptions mo;
+  mo.model_dir = TERN_SOURCE_DIR "/models/tiny-en";
+  auto model = Model::Load(mo);
+  ASSERT_TRUE(model.ok());
+  Session s(*model, 1);
+  auto live = s.StartLive(LiveOptions{});
+  ASSERT_TRUE(live.ok());
+  std::vector<float> x(pcm.size());
+  for (size_t i = 0; i < pcm.size(); ++i) x[i] = static_cast<float>(pcm[i]) / 32768.0f;
+  std::vector<LiveEvent> ev;
+  ASSERT_TRUE((*live)->Feed(x.data(), x.size(), &ev).ok());
+  ASSERT_TRUE((*live)->Finish(&ev).ok());
+  std::vector<std::string> expected;
+  for (const LiveEvent& e : ev)
+    if (e.kind == LiveEvent::Kind::kFinal) expected.push_back(e.text);
+  ASSERT_EQ(expected.size(), 4u);
+
+  Server server({"--realtime-sessions", "1"});
+  ASSERT_GT(server.port(), 0);
+  // the route's HTTP answers
+  auto r = Request(server.port(), "GET", "/v1/realtime?intent=transcription");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("WebSocket"), std::string::npos) << r->body;
+  r = Request(server.port(), "GET", "/v1/realtime?model=gpt-4o-realtime-preview");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("intent=transcription"), std::string::npos) << r->body;
+
+  Client c;
+  ASSERT_FALSE(c.Connect(server.port()));
+  EXPECT_EQ(c.Next()["type"], "transcription_session.created");
+  {
+    Client second;  // --realtime-sessions 1
+    EXPECT_TRUE(second.Connect(server.port()));
+    EXPECT_EQ(second.status, 503);
+  }
+  c.ws.write(net::buffer(std::string(
+      R"({"type":"transcription_session.update","session":{"input_audio_format":"pcm16","turn_detection":{"type":"server_vad","silence_duration_ms":500}}})")));
+  std::vector<json> events;
+  std::thread reader([&] {
+    size_t completed = 0;
+    while (completed < expected.size()) {
+      json e = c.Next();
+      if (e.is_null()) break;
+      completed += e["type"] == "conversation.item.input_audio_transcription.completed";
+      events.push_back(std::move(e));
+    }
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0, k = 0; i < pcm.size(); i += 2400, ++k) {
+    std::this_thread::sleep_until(t0 + std::chrono::milliseconds(25 * k));
+    const size_t n = std::min<size_t>(2400, pcm.size() - i);
+    c.ws.write(net::buffer(json{{"type", "input_audio_buffer.append"},
+                                {"audio", Base64(std::string(reinterpret_cast<const char*>(pcm.data() + i), n * 2))}}
+                               .dump()));
+  }
+  reader.join();
+  std::vector<std::string> types, completed;
+  size_t deltas = 0;
+  for (const json& e : events) {
+    const std::string t = e["type"];
+    if (t == "conversation.item.input_audio_transcription.completed") completed.push_back(e["transcript"]);
+    if (t == "conversation.item.input_audio_transcription.delta") ++deltas;
+    else types.push_back(t);
+  }
+  EXPECT_EQ(completed, expected);
+  EXPECT_GT(deltas, 0u);
+  std::vector<std::string> want = {"transcription_session.updated"};
+  for (size_t i = 0; i < expected.size(); ++i)
+    for (const char* t : {"input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped",
+                          "input_audio_buffer.committed",
+                          "conversation.item.input_audio_transcription.completed"})
+      want.push_back(t);
+  EXPECT_EQ(types, want);
+  EXPECT_NE(server.LogWith(" 101 ").find("/v1/realtime"), std::string::npos) << server.Log();
+  // SIGTERM with the session still open: the server still stops cleanly
+  EXPECT_EQ(server.Stop(20), 0) << server.Log();
+}
+
+}  // namespace
+}  // namespace tern

@@ -1,0 +1,204 @@
+#include "realtime_ws.h"
+
+#include <chrono>
+#include <deque>
+#include <utility>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/websocket.hpp>
+
+namespace tern::server {
+
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+namespace websocket = boost::beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+
+// Server events waiting for a client that does not read; beyond, the connection closes.
+constexpr size_t kMaxPendingBytes = 4 << 20;
+
+std::chrono::steady_clock::duration Seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(s));
+}
+
+class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
+ public:
+  RealtimeWs(tcp::socket&& socket, RealtimeContext& ctx)
+      : ctx_(ctx), ws_(beast::tcp_stream(std::move(socket))), idle_(ws_.get_executor()) {}
+
+  ~RealtimeWs() {
+    if (conn_) conn_->Close();
+    conn_.reset();  // joins the worker (it stops at its next token)
+    --ctx_.sessions;
+  }
+
+  void Start(http::request<http::string_body> req) {
+    ws_.read_message_max(ctx_.max_message_bytes);
+    websocket::stream_base::timeout t = websocket::stream_base::timeout::suggested(beast::role_type::server);
+    t.idle_timeout = websocket::stream_base::none();  // ours: idle_, with an error event
+    ws_.set_option(t);
+    ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
+      res.set(http::field::server, "tern-server");
+    }));
+    ws_.async_accept(req, [self = shared_from_this()](beast::error_code ec) { self->OnAccept(ec); });
+  }
+
+ private:
+  void OnAccept(beast::error_code ec) {
+    if (ec) return;  // not a WebSocket handshake after all: the socket closes
+    std::weak_ptr<RealtimeWs> weak = weak_from_this();
+    auto executor = ws_.get_executor();
+    conn_ = std::make_unique<RealtimeConnection>(
+        ctx_.model, ctx_.model_name, ctx_.defaults, ctx_.limits,
+        [weak, executor](std::string event) {
+          net::post(executor, [weak, e = std::move(event)]() mutable {
+            if (auto self = weak.lock()) self->Queue(std::move(e));
+          });
+        });
+    conn_->Start();
+    ArmIdle();
+    Read();
+  }
+
+  void ArmIdle() {
+    idle_.expires_after(Seconds(ctx_.idle_timeout_s));
+    idle_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+      if (ec) return;  // re-armed or cancelled
+      auto self = weak.lock();
+      if (!self || self->closing_) return;
+      self->QueueError("idle_timeout", "no client event for --realtime-idle-timeout seconds");
+      self->CloseAfterWrites(websocket::close_code::policy_error);
+    });
+  }
+
+  void Read() {
+    ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      self->OnRead(ec);
+    });
+  }
+
+  void OnRead(beast::error_code ec) {
+    if (ec) {
+      // closed by the client, gone, or a message over read_message_max (Beast closes with
+      // 1009): the session ends; the worker stops.
+      closing_ = true;
+      idle_.cancel();
+      if (conn_) conn_->Close();
+      return;
+    }
+    if (closing_) return;
+    ArmIdle();
+    const std::string message = beast::buffers_to_string(buffer_.data());
+    buffer_.consume(buffer_.size());
+    if (ws_.got_text()) conn_->OnText(message);
+    else conn_->OnUnexpected("a binary message");
+    Read();
+  }
+
+  void QueueError(const std::string& code, const std::string& message) {
+    std::string e = R"({"type":"error","event_id":"event_tern_idle","error":{"type":"invalid_request_error","code":")" +
+                    code + R"(","message":")" + message + R"(","param":null,"event_id":null}})";
+    Queue(std::move(e));
+  }
+
+  void Queue(std::string event) {
+    if (closed_) return;
+    pending_bytes_ += event.size();
+    if (pending_bytes_ > kMaxPendingBytes) {
+      // the client does not read its events: stop transcribing for it
+      out_.clear();
+      pending_bytes_ = 0;
+      closing_ = true;
+      if (conn_) conn_->Close();
+      beast::get_lowest_layer(ws_).close();
+      return;
+    }
+    out_.push_back(std::move(event));
+    if (!writing_) Write();
+  }
+
+  void Write() {
+    if (out_.empty()) {
+      writing_ = false;
+      if (close_after_writes_) DoClose();
+      return;
+    }
+    writing_ = true;
+    ws_.text(true);
+    ws_.async_write(net::buffer(out_.front()),
+                    [self = shared_from_this()](beast::error_code ec, size_t) {
+                      self->pending_bytes_ -= self->out_.front().size();
+                      self->out_.pop_front();
+                      if (ec) {
+                        self->closed_ = true;
+                        self->out_.clear();
+                        if (self->conn_) self->conn_->Close();
+                        return;
+                      }
+                      self->Write();
+                    });
+  }
+
+  void CloseAfterWrites(websocket::close_code code) {
+    closing_ = true;
+    close_code_ = code;
+    if (conn_) conn_->Close();
+    close_after_writes_ = true;
+    if (!writing_) DoClose();
+  }
+
+  void DoClose() {
+    if (closed_) return;
+    closed_ = true;
+    ws_.async_close(close_code_, [self = shared_from_this()](beast::error_code) {});
+  }
+
+  RealtimeContext& ctx_;
+  websocket::stream<beast::tcp_stream> ws_;
+  net::steady_timer idle_;
+  beast::flat_buffer buffer_;
+  std::unique_ptr<RealtimeConnection> conn_;
+  std::deque<std::string> out_;
+  size_t pending_bytes_ = 0;
+  bool writing_ = false;
+  bool closing_ = false;
+  bool closed_ = false;
+  bool close_after_writes_ = false;
+  websocket::close_code close_code_ = websocket::close_code::normal;
+};
+
+}  // namespace
+
+void StartRealtime(tcp::socket socket, http::request<http::string_body> req,
+                   RealtimeContext& ctx) {
+  if (++ctx.sessions > ctx.max_sessions) {
+    --ctx.sessions;
+    // Refused before the upgrade, as an HTTP answer the client's handshake reports.
+    auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
+    auto res = std::make_shared<http::response<http::string_body>>(http::status::service_unavailable,
+                                                                  req.version());
+    res->set(http::field::content_type, "application/json");
+    res->set(http::field::retry_after, "5");
+    res->keep_alive(false);
+    res->body() = R"({"error":{"message":"every realtime session (--realtime-sessions) is in use; retry later","type":"server_error","param":null,"code":null}})";
+    res->prepare_payload();
+    stream->expires_after(std::chrono::seconds(10));
+    http::async_write(*stream, *res, [stream, res](beast::error_code, size_t) {
+      beast::error_code ec;
+      stream->socket().shutdown(tcp::socket::shutdown_both, ec);
+    });
+    return;
+  }
+  std::make_shared<RealtimeWs>(std::move(socket), ctx)->Start(std::move(req));
+}
+
+}  // namespace tern::server

@@ -1,0 +1,43 @@
+// GET /v1/realtime?intent=transcription: the WebSocket carrying the realtime protocol
+// (realtime.h). The HTTP layer hands over the connection and the upgrade request; from then on
+// each text message is a client event and each server event a text message. Bounded: one
+// message (--realtime-max-message-mb: larger closes the connection with 1009 "message too
+// big"), the audio in one append and the audio waiting (error events), the time without a
+// client message (--realtime-idle-timeout: an error event, then close), the server events
+// waiting for a slow reader (beyond 4 MB: closed), and the connections at once
+// (--realtime-sessions: beyond, 503 before the upgrade).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include "realtime.h"
+#include "tern/tern.h"
+
+namespace tern::server {
+
+struct RealtimeContext {
+  std::shared_ptr<const Model> model;
+  std::string model_name;
+  TranscribeOptions defaults;
+  RealtimeLimits limits;
+  size_t max_message_bytes = 4 << 20;
+  double idle_timeout_s = 60;
+  int max_sessions = 4;
+  std::atomic<int> sessions{0};
+};
+
+// Takes over `socket`, whose request `req` asked for the upgrade (a client sends nothing more
+// before the handshake's answer): answers the handshake, or 503 when max_sessions are open.
+// `ctx` must outlive the connection.
+void StartRealtime(boost::asio::ip::tcp::socket socket,
+                   boost::beast::http::request<boost::beast::http::string_body> req,
+                   RealtimeContext& ctx);
+
+}  // namespace tern::server
