@@ -244,8 +244,11 @@ TEST(Realtime, BadClientEventsGetErrorEvents) {
   std::vector<std::string> last = {errors[cases.size() - 1]["code"], errors[cases.size()]["code"]};
   std::sort(last.begin(), last.end());
   EXPECT_EQ(last, (std::vector<std::string>{"input_audio_buffer_commit_empty", "invalid_event"}));
-  for (const json& e : errors)
-    if (e["code"] == "input_audio_buffer_commit_empty") EXPECT_EQ(e["event_id"], "e9");
+  for (const json& e : errors) {
+    if (e["code"] == "input_audio_buffer_commit_empty") {
+      EXPECT_EQ(e["event_id"], "e9");
+    }
+  }
   // nothing else happened: no session.updated for the refused updates
   for (const json& e : events) EXPECT_NE(e["type"], "transcription_session.updated") << e.dump();
 }
@@ -290,8 +293,9 @@ TEST(Realtime, CommitTranscribesWithoutTurnDetectionAndClearDiscards) {
     if (t != "conversation.item.input_audio_transcription.delta") main_types.push_back(t);
   EXPECT_EQ(main_types, want);
   for (const json& e : events) {
-    if (e["type"] == "conversation.item.input_audio_transcription.completed")
+    if (e["type"] == "conversation.item.input_audio_transcription.completed") {
       EXPECT_EQ(e["transcript"], expected);
+    }
   }
 }
 
