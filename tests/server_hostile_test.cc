@@ -252,7 +252,8 @@ TEST(ServerHostile, WaitingRequestsHoldNoDecodedAudio) {
   ASSERT_GT(srv.port(), 0);
   // The waiting ones: 20 minutes at 8 kHz, 8-bit: 9.6 MB uploaded, 115 MB once decoded to
   // 24 kHz floats. The running one decodes at once (24 kHz), so the memory measured
-  // before the others arrive already holds its samples.
+  // before the others arrive already holds its samples; it is 20 minutes long too, so it is
+  // still running when the wait list is checked, however fast or loaded the machine.
   const std::string boundary = "w41t";
   auto request = [&](const std::string& upload) {
     return RawPost(MultipartBody({{"file", upload, "long.wav", "audio/wav"},
@@ -260,7 +261,7 @@ TEST(ServerHostile, WaitingRequestsHoldNoDecodedAudio) {
   };
   const std::string waiter = request(LongUpload(20, 3));
   RawConn running(srv.port());
-  ASSERT_TRUE(running.Send(request(LongUpload(5))));
+  ASSERT_TRUE(running.Send(request(LongUpload(20))));
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // decoded, transcribing
   const size_t before = srv.Rss();
   std::vector<std::unique_ptr<RawConn>> waiting;
