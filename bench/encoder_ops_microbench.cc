@@ -26,7 +26,7 @@
 namespace tern::ops {
 namespace {
 
-constexpr int64_t kSamples = 84000;  // 3.5 s at 24 kHz
+constexpr int64_t kSamples = 84000;                        // 3.5 s at 24 kHz
 constexpr int64_t kHop[7] = {1, 2, 4, 16, 80, 400, 3200};  // samples per frame, stages 0-6
 
 int64_t Channels(int64_t stage) { return int64_t{32} << stage; }
@@ -69,8 +69,7 @@ void BmFfn(benchmark::State& st) {
   std::vector<int8_t> out(x.size());
   I8sTensor in{x.data(), c, t, 0.01f}, y{out.data()};
   for (auto _ : st) {
-    MlpReluI8s(pool, m1, b1.data(), m2, b2.data(), in, budget, scratch.data(), scratch.size(),
-               &y);
+    MlpReluI8s(pool, m1, b1.data(), m2, b2.data(), in, budget, scratch.data(), scratch.size(), &y);
     benchmark::DoNotOptimize(out.data());
   }
   SetGops(st, 2.0 * static_cast<double>(t) * c * h);
@@ -112,7 +111,9 @@ void BmFill(benchmark::State& st) {
 // real taps (the stored kernel's leading taps are zero), stride, input channels, input
 // samples per frame.
 void BmConv(benchmark::State& st) {
-  struct Geo { int64_t k, real, stride, ic, hop; };
+  struct Geo {
+    int64_t k, real, stride, ic, hop;
+  };
   constexpr Geo kGeo[7] = {{8, 7, 1, 1, 1},       {4, 4, 2, 32, 1},     {4, 4, 2, 64, 2},
                            {8, 8, 4, 128, 4},     {16, 10, 5, 256, 16}, {16, 10, 5, 512, 80},
                            {16, 16, 8, 1024, 400}};
@@ -198,18 +199,31 @@ void BmGemm(benchmark::State& st) {
   SetGops(st, static_cast<double>(t) * k * n);
 }
 
-BENCHMARK(BmFfn)->ArgNames({"stage", "store", "u8"})->ArgsProduct({{0, 1, 2, 3}, {0, 1}, {0, 1}})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BmFfn)->ArgNames({"stage", "store", "u8"})->ArgsProduct({{4, 5, 6}, {1}, {0, 1}})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BmFill)->ArgNames({"stage", "fill"})->ArgsProduct({{0, 1, 2}, {0, 1, 2}})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BmFill)->ArgNames({"stage", "fill"})->ArgsProduct({{3, 4, 5}, {2}})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BmFfn)
+    ->ArgNames({"stage", "store", "u8"})
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BmFfn)
+    ->ArgNames({"stage", "store", "u8"})
+    ->ArgsProduct({{4, 5, 6}, {1}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BmFill)
+    ->ArgNames({"stage", "fill"})
+    ->ArgsProduct({{0, 1, 2}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BmFill)
+    ->ArgNames({"stage", "fill"})
+    ->ArgsProduct({{3, 4, 5}, {2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BmGemm)
     ->ArgNames({"stage", "fc", "ep", "u8"})
     ->ArgsProduct({{0, 1, 2, 3}, {0, 1}, {0, 1, 2}, {0, 1}})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BmConv)
     ->ArgNames({"stage", "u8"})
     ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {0, 1}})

@@ -69,8 +69,8 @@ void BmI2s(benchmark::State& st, const KernelTable* t) {
   t->quantize_rows_i8(x.data(), n, k, k, q.data(), k, s.data(), sums.data());
   std::vector<float> out(static_cast<size_t>(n * nr));
   for (auto _ : st) {
-    t->gemm_i2s_i8(w.data(), k, nr, 0, nr, 1.0f, q.data(), k, s.data(), sums.data(), n,
-                   out.data(), nr);
+    t->gemm_i2s_i8(w.data(), k, nr, 0, nr, 1.0f, q.data(), k, s.data(), sums.data(), n, out.data(),
+                   nr);
     benchmark::DoNotOptimize(out.data());
   }
   st.counters["GOPS"] = benchmark::Counter(
@@ -101,14 +101,18 @@ void RegisterAll() {
     const KernelTable* t = *TableFor(isas[i]);
     const std::string isa = IsaName(isas[i]);
     benchmark::RegisterBenchmark(("quantize_rows_i8/" + isa).c_str(), BmQuantize, t)
-        ->Arg(1536)->Arg(8960);
+        ->Arg(1536)
+        ->Arg(8960);
     benchmark::RegisterBenchmark(("f32_to_f16/" + isa).c_str(), BmF32ToF16, t)->Arg(4096);
     benchmark::RegisterBenchmark(("absmax_requant/" + isa).c_str(), BmRequant, t)->Arg(65536);
     if (isas[i] == Isa::kScalar) continue;  // plain loops: minutes per GEMM shape
     benchmark::RegisterBenchmark(("gemm_i2s_i8/" + isa).c_str(), BmI2s, t)
-        ->Args({1536, 1536, 1})->Args({1536, 1536, 72})->Args({8960, 1536, 72});
+        ->Args({1536, 1536, 1})
+        ->Args({1536, 1536, 72})
+        ->Args({8960, 1536, 72});
     benchmark::RegisterBenchmark(("gemm_i8_i8/" + isa).c_str(), BmI8, t)
-        ->Args({1536, 1536, 1})->Args({2048, 2048, 256});
+        ->Args({1536, 1536, 1})
+        ->Args({2048, 2048, 256});
   }
 }
 

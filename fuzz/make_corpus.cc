@@ -26,10 +26,14 @@ std::vector<uint8_t> Bytes(size_t n, uint8_t seed) {
 // Smallest legal shape of each type (2 rows where the block allows it).
 std::vector<int64_t> SmallShape(DType t) {
   switch (t) {
-    case DType::kQ8_0: return {32, 2};
-    case DType::kQ6_K: return {256};
-    case DType::kI2_S: return {128, 2};
-    default: return {4, 2};
+    case DType::kQ8_0:
+      return {32, 2};
+    case DType::kQ6_K:
+      return {256};
+    case DType::kI2_S:
+      return {128, 2};
+    default:
+      return {4, 2};
   }
 }
 
@@ -41,10 +45,10 @@ void AddKvs(Writer* w) {
   w->SetStringArray("tokenizer.ggml.tokens", {"a", "\xc4\xa0the", "<|endoftext|>"});
   w->SetI32Array("vae.acoustic.stage_depths", {3, 3, 8});
   w->SetF32Array("tokenizer.ggml.scores", {0.0f, -1.0f, -1000.0f});
-  w->SetValue("test.nested",
-              Value::Array(ValueType::kArray,
-                           {Value::Array(ValueType::kU8, {Value::U8(1)}),
-                            Value::Array(ValueType::kString, {Value::String("x")})}));
+  w->SetValue(
+      "test.nested",
+      Value::Array(ValueType::kArray, {Value::Array(ValueType::kU8, {Value::U8(1)}),
+                                       Value::Array(ValueType::kString, {Value::String("x")})}));
   w->SetValue("test.i64", Value::I64(-5));
   w->SetValue("test.f64", Value::F64(0.5));
   w->SetValue("test.u16", Value::U16(7));
@@ -79,7 +83,8 @@ int main(int argc, char** argv) {
         const size_t bytes = static_cast<size_t>(tern::StoredBytes(type, elems));
         ok &= w.AddTensor("t.weight", type, ne, Bytes(bytes, static_cast<uint8_t>(t))).ok();
         ok &= w.AddTensor("t.bias", DType::kF32, {ne[0] > 4 ? 4 : ne[0]},
-                          Bytes(static_cast<size_t>(4 * (ne[0] > 4 ? 4 : ne[0])), 9)).ok();
+                          Bytes(static_cast<size_t>(4 * (ne[0] > 4 ? 4 : ne[0])), 9))
+                  .ok();
         const std::string name = std::string(tern::DTypeName(type)) +
                                  (ids == TypeIds::kPublished ? "-pub" : "-remap") + "-a" +
                                  std::to_string(align) + ".gguf";

@@ -42,12 +42,30 @@ std::string Alpha(std::string_view bytes) {
 
 std::unique_ptr<Tokenizer> Build(PreTokenizerType pre) {
   std::vector<std::string> tokens;
-  for (int b = 0; b < 256; ++b) tokens.push_back(tern::text::ByteToUnicode(static_cast<uint8_t>(b)));
+  for (int b = 0; b < 256; ++b)
+    tokens.push_back(tern::text::ByteToUnicode(static_cast<uint8_t>(b)));
   std::vector<std::string> merges;
   // Left-to-right merge chains: "t h" -> "th", "th e" -> "the", ...
-  const char* words[] = {" the", "the", " and", "ing", " transcribe", "tion", " Start", " End",
-                         " Speaker", "Content", "00", "123", "'s", "\n\n", "  ", " \xC3\xA9t\xC3\xA9",
-                         "\xE4\xB8\xAD\xE6\x96\x87", "\xF0\x9F\x98\x80", " hello", " world"};
+  const char* words[] = {" the",
+                         "the",
+                         " and",
+                         "ing",
+                         " transcribe",
+                         "tion",
+                         " Start",
+                         " End",
+                         " Speaker",
+                         "Content",
+                         "00",
+                         "123",
+                         "'s",
+                         "\n\n",
+                         "  ",
+                         " \xC3\xA9t\xC3\xA9",
+                         "\xE4\xB8\xAD\xE6\x96\x87",
+                         "\xF0\x9F\x98\x80",
+                         " hello",
+                         " world"};
   for (const char* w : words) {
     const std::string a = Alpha(w);
     std::vector<std::string> syms;  // the byte stand-ins of w, one code point each
@@ -78,8 +96,10 @@ const Tokenizer& Get(PreTokenizerType pre) {
 }
 
 const tern::text::PreTokenizer& GetPre(PreTokenizerType pre) {
-  static const tern::text::PreTokenizer dflt = *tern::text::PreTokenizer::Create(PreTokenizerType::kDefault);
-  static const tern::text::PreTokenizer qwen2 = *tern::text::PreTokenizer::Create(PreTokenizerType::kQwen2);
+  static const tern::text::PreTokenizer dflt =
+      *tern::text::PreTokenizer::Create(PreTokenizerType::kDefault);
+  static const tern::text::PreTokenizer qwen2 =
+      *tern::text::PreTokenizer::Create(PreTokenizerType::kQwen2);
   return pre == PreTokenizerType::kDefault ? dflt : qwen2;
 }
 

@@ -87,8 +87,9 @@ struct AudioSource {
 };
 
 AudioSource SourceFromArray(const py::array& a, int rate) {
-  if (rate <= 0) Raise(tern::InvalidArgumentError(
-      "array: sample_rate must be positive (the rate of the samples), got %d", rate));
+  if (rate <= 0)
+    Raise(tern::InvalidArgumentError(
+        "array: sample_rate must be positive (the rate of the samples), got %d", rate));
   if (a.ndim() != 1 && a.ndim() != 2)
     Raise(tern::InvalidArgumentError(
         "array: expected samples of shape (n,) or (n, channels), got %d dimensions",
@@ -106,9 +107,8 @@ AudioSource SourceFromArray(const py::array& a, int rate) {
     auto s = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);
     src.bytes = WavBytes(s.data(), frames, channels, rate, true);
   } else {
-    Raise(tern::InvalidArgumentError(
-        "array: samples must be float (-1..1) or int16, got dtype %s",
-        std::string(py::str(a.dtype())).c_str()));
+    Raise(tern::InvalidArgumentError("array: samples must be float (-1..1) or int16, got dtype %s",
+                                     std::string(py::str(a.dtype())).c_str()));
   }
   return src;
 }
@@ -116,12 +116,14 @@ AudioSource SourceFromArray(const py::array& a, int rate) {
 AudioSource SourceFrom(const py::object& audio, std::optional<int> rate) {
   AudioSource src;
   if (py::isinstance<py::array>(audio)) {
-    if (!rate) Raise(tern::InvalidArgumentError(
-        "array: pass sample_rate= with a NumPy array (the rate of its samples)"));
+    if (!rate)
+      Raise(tern::InvalidArgumentError(
+          "array: pass sample_rate= with a NumPy array (the rate of its samples)"));
     return SourceFromArray(audio.cast<py::array>(), *rate);
   }
-  if (rate) Raise(tern::InvalidArgumentError(
-      "sample_rate= goes with a NumPy array; a file or bytes carries its own rate"));
+  if (rate)
+    Raise(tern::InvalidArgumentError(
+        "sample_rate= goes with a NumPy array; a file or bytes carries its own rate"));
   if (py::isinstance<py::bytes>(audio) || py::isinstance<py::bytearray>(audio) ||
       py::isinstance<py::memoryview>(audio)) {
     py::buffer_info info = audio.cast<py::buffer>().request();
@@ -207,8 +209,10 @@ class PySession {
       try {
         tern::Audio a = src.Load(audio_options);
         tern::Result<tern::Transcript> t = session_.Transcribe(a, options);
-        if (t.ok()) result.emplace(std::move(t));
-        else result.emplace(t.status().WithPrefix(src.name));
+        if (t.ok())
+          result.emplace(std::move(t));
+        else
+          result.emplace(t.status().WithPrefix(src.name));
       } catch (const StatusError& e) {
         result.emplace(e.status);
       }
@@ -291,8 +295,8 @@ PYBIND11_MODULE(_tern, m) {
   for (const Kind& k : kinds) {
     py::tuple bases = k.builtin ? py::make_tuple(py::handle(base), py::handle(k.builtin))
                                 : py::make_tuple(py::handle(base));
-    PyObject* cls = PyErr_NewException((std::string("tern.") + k.name).c_str(), bases.ptr(),
-                                       nullptr);
+    PyObject* cls =
+        PyErr_NewException((std::string("tern.") + k.name).c_str(), bases.ptr(), nullptr);
     if (cls == nullptr) throw py::error_already_set();
     m.attr(k.name) = py::handle(cls);
     classes.emplace_back(k.code, cls);
@@ -390,29 +394,47 @@ PYBIND11_MODULE(_tern, m) {
             // Keys are checked in Python (tern/__init__.py); here each is applied as given.
             for (const auto& [k, v] : o) {
               const std::string key = k.cast<std::string>();
-              if (key == "normalize") a.normalize = v.cast<bool>();
-              else if (key == "clip_guard") a.clip_guard = v.cast<bool>();
-              else if (key == "max_audio_seconds") a.max_seconds = v.cast<double>();
-              else if (key == "offset") a.offset_s = v.cast<double>();
-              else if (key == "duration") a.duration_s = v.cast<double>();
+              if (key == "normalize")
+                a.normalize = v.cast<bool>();
+              else if (key == "clip_guard")
+                a.clip_guard = v.cast<bool>();
+              else if (key == "max_audio_seconds")
+                a.max_seconds = v.cast<double>();
+              else if (key == "offset")
+                a.offset_s = v.cast<double>();
+              else if (key == "duration")
+                a.duration_s = v.cast<double>();
               else if (key == "format") {
                 const std::string f = v.cast<std::string>();
-                if (f == "json") t.format = tern::PromptFormat::kJson;
+                if (f == "json")
+                  t.format = tern::PromptFormat::kJson;
                 else if (f != "text")
                   Raise(tern::InvalidArgumentError("format must be text or json, not '%s'",
                                                    f.c_str()));
-              } else if (key == "context") t.context = v.cast<std::string>();
-              else if (key == "chunk_seconds") t.chunk_seconds = v.cast<double>();
-              else if (key == "temperature") d.temperature = v.cast<float>();
-              else if (key == "top_k") d.top_k = v.cast<int>();
-              else if (key == "top_p") d.top_p = v.cast<float>();
-              else if (key == "seed") d.seed = v.cast<uint64_t>();
-              else if (key == "beam") d.beam = v.cast<int>();
-              else if (key == "max_tokens") d.max_tokens = v.cast<int>();
-              else if (key == "repetition_guard") d.repetition_guard = v.cast<bool>();
-              else if (key == "repetition_max_repeats") d.repetition_max_repeats = v.cast<int>();
-              else if (key == "logprobs") d.logprobs = v.cast<bool>();
-              else if (key == "hotword_boost") d.hotword_boost = v.cast<float>();
+              } else if (key == "context")
+                t.context = v.cast<std::string>();
+              else if (key == "chunk_seconds")
+                t.chunk_seconds = v.cast<double>();
+              else if (key == "temperature")
+                d.temperature = v.cast<float>();
+              else if (key == "top_k")
+                d.top_k = v.cast<int>();
+              else if (key == "top_p")
+                d.top_p = v.cast<float>();
+              else if (key == "seed")
+                d.seed = v.cast<uint64_t>();
+              else if (key == "beam")
+                d.beam = v.cast<int>();
+              else if (key == "max_tokens")
+                d.max_tokens = v.cast<int>();
+              else if (key == "repetition_guard")
+                d.repetition_guard = v.cast<bool>();
+              else if (key == "repetition_max_repeats")
+                d.repetition_max_repeats = v.cast<int>();
+              else if (key == "logprobs")
+                d.logprobs = v.cast<bool>();
+              else if (key == "hotword_boost")
+                d.hotword_boost = v.cast<float>();
               else if (key == "hotwords") {
                 if (py::isinstance<py::str>(v)) {
                   auto words = tern::SplitHotwords(v.cast<std::string>());

@@ -20,8 +20,7 @@ struct CmdRun {
 CmdRun RunBench(const std::string& env, const std::string& args) {
   const std::string err_path =
       ::testing::TempDir() + "/bench_smoke_err_" + std::to_string(getpid());
-  const std::string cmd =
-      env + " '" TERN_BENCH_BINARY "' " + args + " 2>'" + err_path + "'";
+  const std::string cmd = env + " '" TERN_BENCH_BINARY "' " + args + " 2>'" + err_path + "'";
   CmdRun r;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;

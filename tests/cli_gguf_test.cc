@@ -44,7 +44,9 @@ CmdRun TernDev(const std::string& args) {
   return r;
 }
 
-bool Has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool Has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 class CliGguf : public ::testing::Test {
  protected:
@@ -208,10 +210,10 @@ TEST_F(CliGguf, ConvertInPlaceRoundTrips) {
 
 TEST_F(CliGguf, ConvertUsageErrors) {
   const std::string in = " --input " + Q(path_);
-  EXPECT_EQ(TernDev("convert" + in).exit_code, 2);                            // no mode
-  EXPECT_EQ(TernDev("convert" + in + " --list --check").exit_code, 2);       // two modes
-  EXPECT_EQ(TernDev("convert" + in + " --list --ids bogus").exit_code, 2);   // bad ids
-  EXPECT_EQ(TernDev("convert --list").exit_code, 2);                         // no input
+  EXPECT_EQ(TernDev("convert" + in).exit_code, 2);                          // no mode
+  EXPECT_EQ(TernDev("convert" + in + " --list --check").exit_code, 2);      // two modes
+  EXPECT_EQ(TernDev("convert" + in + " --list --ids bogus").exit_code, 2);  // bad ids
+  EXPECT_EQ(TernDev("convert --list").exit_code, 2);                        // no input
   CmdRun help = TernDev("convert --help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_TRUE(Has(help.out, "--in-place")) << help.out;

@@ -219,7 +219,8 @@ TEST(CliTranscribe, ExitCodesSeparateBadOptionsFromBadAudio) {
   const std::string encode = std::string("'") + TERN_DEV_BINARY + "' encode -q --model '" +
                              kSource + "/models/tiny-en' --dump-features '" + root + "/f.f32' ";
   EXPECT_EQ(WEXITSTATUS(std::system((encode + "'" + root + "/zeros.wav' 2>/dev/null").c_str())), 1);
-  EXPECT_EQ(WEXITSTATUS(std::system((encode + "--step nope '" + good + "' 2>/dev/null").c_str())), 2);
+  EXPECT_EQ(WEXITSTATUS(std::system((encode + "--step nope '" + good + "' 2>/dev/null").c_str())),
+            2);
   fs::remove_all(root);
 }
 
@@ -245,8 +246,8 @@ TEST(CliTranscribe, OptionsTheModelWasNotTrainedForWarnOnce) {
   EXPECT_EQ(std::count(json.err.begin(), json.err.end(), '\n'), 1) << json.err;
   EXPECT_NE(json.err.find("not trained with the JSON prompt"), std::string::npos) << json.err;
   // The warnings are in verbose_json too (what a server client sees).
-  const CmdRun verbose = Transcribe("--context Paris --output-format verbose_json " + kSamples +
-                                    "/sample1.wav");
+  const CmdRun verbose =
+      Transcribe("--context Paris --output-format verbose_json " + kSamples + "/sample1.wav");
   ASSERT_EQ(verbose.exit_code, 0) << verbose.err;
   const nlohmann::json j = nlohmann::json::parse(verbose.out);
   ASSERT_EQ(j["warnings"].size(), 1u) << verbose.out;
@@ -271,7 +272,8 @@ TEST(CliTranscribe, NoSpeechAndLongAudioWarn) {
   EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
   EXPECT_EQ(quiet.out, "\n");
   EXPECT_NE(quiet.err.find("hiss.wav: no speech: the loudest 25 ms of the audio is at -"),
-            std::string::npos) << quiet.err;
+            std::string::npos)
+      << quiet.err;
   const CmdRun off = Transcribe("--no-speech-floor -150 " + root + "/hiss.wav");
   EXPECT_EQ(off.exit_code, 0) << off.err;
   EXPECT_EQ(off.err.find("no speech"), std::string::npos) << off.err;
@@ -279,7 +281,8 @@ TEST(CliTranscribe, NoSpeechAndLongAudioWarn) {
   const CmdRun longer = Transcribe(root + "/tone.wav");
   EXPECT_EQ(longer.exit_code, 0) << longer.err;
   EXPECT_NE(longer.err.find("trained on clips of at most 6.5 s: --chunk-seconds 4"),
-            std::string::npos) << longer.err;
+            std::string::npos)
+      << longer.err;
   const CmdRun chunked = Transcribe("--chunk-seconds 4 " + root + "/tone.wav");
   EXPECT_EQ(chunked.err.find("trained on clips"), std::string::npos) << chunked.err;
   fs::remove_all(root);

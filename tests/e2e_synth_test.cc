@@ -34,7 +34,8 @@ class E2E : public ::testing::Test {
   // CMakeLists.txt): TERN_SYNTH_DIR holds published/ (ids 36/37) and remapped/ (43/42).
   static void SetUpTestSuite() {
     dir_ = new std::string(TERN_SYNTH_DIR);
-    scratch_ = new std::string(fs::temp_directory_path() / ("tern_e2e_" + std::to_string(::getpid())));
+    scratch_ =
+        new std::string(fs::temp_directory_path() / ("tern_e2e_" + std::to_string(::getpid())));
     fs::create_directories(*scratch_);
   }
   static void TearDownTestSuite() {
@@ -62,7 +63,8 @@ class E2E : public ::testing::Test {
     std::normal_distribution<float> noise(0.0f, 0.05f);
     for (int i = 0; i < n; ++i) {
       const double t = i / 24000.0;
-      a.samples.push_back(static_cast<float>(0.3 * std::sin(2 * M_PI * (200 + 80 * t) * t)) + noise(rng));
+      a.samples.push_back(static_cast<float>(0.3 * std::sin(2 * M_PI * (200 + 80 * t) * t)) +
+                          noise(rng));
     }
     return a;
   }
@@ -84,10 +86,18 @@ class E2E : public ::testing::Test {
     bytes += "RIFF";
     put32(36 + data_bytes);
     bytes += "WAVEfmt ";
-    put32(16); put16(1); put16(1); put32(24000); put32(48000); put16(2); put16(16);
+    put32(16);
+    put16(1);
+    put16(1);
+    put32(24000);
+    put32(48000);
+    put16(2);
+    put16(16);
     bytes += "data";
     put32(data_bytes);
-    for (float v : a.samples) put16(static_cast<uint16_t>(static_cast<int16_t>(std::lrint(std::clamp(v, -1.0f, 1.0f) * 32767.0f))));
+    for (float v : a.samples)
+      put16(static_cast<uint16_t>(
+          static_cast<int16_t>(std::lrint(std::clamp(v, -1.0f, 1.0f) * 32767.0f))));
     return WriteStringToFile(path, bytes);
   }
 
@@ -198,9 +208,10 @@ TEST_F(E2E, LongAudioInPiecesMatchesThePiecesAlone) {
       Result<Transcript> p = alone.Transcribe(piece, Forced(5));
       ASSERT_TRUE(p.ok());
       const size_t tb = p->text.find_first_not_of(" \t\r\n");
-      const std::string trimmed = tb == std::string::npos
-          ? std::string()
-          : p->text.substr(tb, p->text.find_last_not_of(" \t\r\n") - tb + 1);
+      const std::string trimmed =
+          tb == std::string::npos
+              ? std::string()
+              : p->text.substr(tb, p->text.find_last_not_of(" \t\r\n") - tb + 1);
       EXPECT_EQ(t->segments[i].text, trimmed);
       ids.insert(ids.end(), p->token_ids.begin(), p->token_ids.end());
       frames += p->frames;
@@ -371,8 +382,9 @@ TEST_F(E2E, CliTokenIdsIdenticalOnEveryIsa) {
   for (size_t i = 0; i < n; ++i) {
     const std::string out = *scratch_ + "/out_" + kernels::IsaName(isas[i]) + ".json";
     const std::string cmd = std::string("TERN_ISA=") + kernels::IsaName(isas[i]) + " " +
-        TERN_BINARY + " transcribe -q -t 2 --model " + *dir_ + "/published --max-tokens 10 " +
-        "--output-format verbose_json -o " + out + " " + wav;
+                            TERN_BINARY + " transcribe -q -t 2 --model " + *dir_ +
+                            "/published --max-tokens 10 " + "--output-format verbose_json -o " +
+                            out + " " + wav;
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     Result<std::string> text = ReadFileToString(out);
     ASSERT_TRUE(text.ok());
@@ -380,8 +392,10 @@ TEST_F(E2E, CliTokenIdsIdenticalOnEveryIsa) {
     EXPECT_EQ(j["isa"], kernels::IsaName(isas[i]));
     const std::vector<int32_t> ids = j["token_ids"].get<std::vector<int32_t>>();
     ASSERT_FALSE(ids.empty());
-    if (i == 0) ref = ids;
-    else EXPECT_EQ(ids, ref) << kernels::IsaName(isas[i]);
+    if (i == 0)
+      ref = ids;
+    else
+      EXPECT_EQ(ids, ref) << kernels::IsaName(isas[i]);
   }
 }
 

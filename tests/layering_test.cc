@@ -43,7 +43,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Source {
-  std::string path;     // relative to the repository root, '/' separated
+  std::string path;  // relative to the repository root, '/' separated
   std::string content;
 };
 
@@ -58,8 +58,8 @@ const std::map<std::string, std::set<std::string>>& AllowedEdges() {
       {"audio", {"base"}},
       {"text", {"base", "gguf"}},
       {"models", {"base", "tensor", "gguf", "kernels", "runtime", "ops"}},
-      {"engine", {"base", "tensor", "gguf", "kernels", "runtime", "ops", "audio", "text", "models",
-                  "api"}},
+      {"engine",
+       {"base", "tensor", "gguf", "kernels", "runtime", "ops", "audio", "text", "models", "api"}},
   };
   return m;
 }
@@ -73,31 +73,100 @@ const std::set<std::string>& InternalTools() {
 // Where third-party headers may appear: header prefix -> layers.
 const std::map<std::string, std::set<std::string>>& ThirdPartyOwners() {
   static const std::map<std::string, std::set<std::string>> m = {
-      {"sndfile.h", {"audio"}},
-      {"soxr.h", {"audio"}},
-      {"pcre2.h", {"text"}},
-      {"CLI/", {"tools", "dev", "bench"}},
-      {"boost/", {"tools"}},
-      {"pybind11/", {"tools"}},
+      {"sndfile.h", {"audio"}}, {"soxr.h", {"audio"}},
+      {"pcre2.h", {"text"}},    {"CLI/", {"tools", "dev", "bench"}},
+      {"boost/", {"tools"}},    {"pybind11/", {"tools"}},
   };
   return m;
 }
 
 // The C++ standard library (and its C compatibility headers) as include/tern may use it.
 const std::set<std::string>& StandardHeaders() {
-  static const std::set<std::string> s = {
-      "algorithm", "any", "array", "atomic", "bit", "bitset", "cassert", "cctype", "cerrno",
-      "cfenv", "cfloat", "charconv", "clocale", "csetjmp", "csignal", "chrono", "cinttypes",
-      "climits", "cmath", "compare", "complex",
-      "concepts", "condition_variable", "cstdarg", "cstddef", "cstdint", "cstdio", "cstdlib",
-      "cstring", "ctime", "deque", "exception", "expected", "filesystem", "format", "forward_list", "fstream",
-      "functional", "future", "initializer_list", "iomanip", "ios", "iosfwd", "iostream",
-      "istream", "iterator", "limits", "list", "map", "memory", "memory_resource", "mutex",
-      "new", "numbers", "numeric", "optional", "ostream", "queue", "random", "ranges", "ratio",
-      "regex", "set", "shared_mutex", "source_location", "span", "sstream", "stack",
-      "stdexcept", "stop_token", "string", "string_view", "system_error", "thread", "tuple",
-      "type_traits", "typeindex", "typeinfo", "unordered_map", "unordered_set", "utility",
-      "valarray", "variant", "vector", "version"};
+  static const std::set<std::string> s = {"algorithm",
+                                          "any",
+                                          "array",
+                                          "atomic",
+                                          "bit",
+                                          "bitset",
+                                          "cassert",
+                                          "cctype",
+                                          "cerrno",
+                                          "cfenv",
+                                          "cfloat",
+                                          "charconv",
+                                          "clocale",
+                                          "csetjmp",
+                                          "csignal",
+                                          "chrono",
+                                          "cinttypes",
+                                          "climits",
+                                          "cmath",
+                                          "compare",
+                                          "complex",
+                                          "concepts",
+                                          "condition_variable",
+                                          "cstdarg",
+                                          "cstddef",
+                                          "cstdint",
+                                          "cstdio",
+                                          "cstdlib",
+                                          "cstring",
+                                          "ctime",
+                                          "deque",
+                                          "exception",
+                                          "expected",
+                                          "filesystem",
+                                          "format",
+                                          "forward_list",
+                                          "fstream",
+                                          "functional",
+                                          "future",
+                                          "initializer_list",
+                                          "iomanip",
+                                          "ios",
+                                          "iosfwd",
+                                          "iostream",
+                                          "istream",
+                                          "iterator",
+                                          "limits",
+                                          "list",
+                                          "map",
+                                          "memory",
+                                          "memory_resource",
+                                          "mutex",
+                                          "new",
+                                          "numbers",
+                                          "numeric",
+                                          "optional",
+                                          "ostream",
+                                          "queue",
+                                          "random",
+                                          "ranges",
+                                          "ratio",
+                                          "regex",
+                                          "set",
+                                          "shared_mutex",
+                                          "source_location",
+                                          "span",
+                                          "sstream",
+                                          "stack",
+                                          "stdexcept",
+                                          "stop_token",
+                                          "string",
+                                          "string_view",
+                                          "system_error",
+                                          "thread",
+                                          "tuple",
+                                          "type_traits",
+                                          "typeindex",
+                                          "typeinfo",
+                                          "unordered_map",
+                                          "unordered_set",
+                                          "utility",
+                                          "valarray",
+                                          "variant",
+                                          "vector",
+                                          "version"};
   return s;
 }
 
@@ -184,8 +253,8 @@ std::vector<std::string> FindViolations(const std::vector<Source>& sources,
         }
         for (const auto& [prefix, owners] : ThirdPartyOwners()) {
           if (inc.target.rfind(prefix, 0) == 0 && !owners.count(layer)) {
-            bad.push_back(where + layer + " includes third-party " + quote +
-                          " (it belongs to " + *owners.begin() + ")");
+            bad.push_back(where + layer + " includes third-party " + quote + " (it belongs to " +
+                          *owners.begin() + ")");
           }
         }
         continue;
@@ -223,8 +292,8 @@ std::vector<std::string> FindViolations(const std::vector<Source>& sources,
       }
       if (to == layer || to == "status") continue;
       if (!AllowedEdges().at(layer).count(to)) {
-        bad.push_back(where + layer + " must not include " + quote + " (" + to +
-                      " is not below " + layer + ")");
+        bad.push_back(where + layer + " must not include " + quote + " (" + to + " is not below " +
+                      layer + ")");
       }
     }
   }
@@ -264,12 +333,14 @@ TEST(LayeringChecker, AcceptsDownwardEdges) {
   EXPECT_EQ(Join(Check("src/kernels/avx2/x.cc", ok + "#include \"tensor/dtype.h\"\n")), "");
   EXPECT_EQ(Join(Check("src/audio/x.cc", ok + "#include \"tern/types.h\"\n")), "");
   EXPECT_EQ(Join(Check("src/ops/x.cc", ok + "#include \"kernels/kernels.h\"\n"
-                                             "#include \"runtime/thread_pool.h\"\n")), "");
+                                            "#include \"runtime/thread_pool.h\"\n")),
+            "");
   EXPECT_EQ(Join(Check("src/text/x.cc", ok + "#include \"gguf/gguf.h\"\n#include <pcre2.h>\n")),
             "");
   EXPECT_EQ(Join(Check("src/engine/x.cc", ok + "#include \"models/vibeasr/decoder.h\"\n"
-                                                "#include \"audio/audio.h\"\n"
-                                                "#include \"tern/tern.h\"\n")), "");
+                                               "#include \"audio/audio.h\"\n"
+                                               "#include \"tern/tern.h\"\n")),
+            "");
 }
 
 TEST(LayeringChecker, PublicHeaders) {
@@ -280,8 +351,11 @@ TEST(LayeringChecker, PublicHeaders) {
   EXPECT_EQ(Check("src/engine/x.cc", "#include <CLI/CLI.hpp>\n").size(), 1u);
   EXPECT_EQ(Check("src/engine/x.cc", "#include <pybind11/pybind11.h>\n").size(), 1u);
   EXPECT_EQ(Check("python/module.cc", "#include \"engine/segments.h\"\n").size(), 1u);
-  EXPECT_EQ(Check("python/module.cc", "#include <pybind11/pybind11.h>\n"
-                                      "#include \"tern/tern.h\"\n").size(), 0u);
+  EXPECT_EQ(Check("python/module.cc",
+                  "#include <pybind11/pybind11.h>\n"
+                  "#include \"tern/tern.h\"\n")
+                .size(),
+            0u);
 }
 
 TEST(LayeringChecker, PublicApiToolsUseOnlyThePublicApi) {
@@ -301,7 +375,8 @@ TEST(LayeringChecker, PublicApiToolsUseOnlyThePublicApi) {
   EXPECT_EQ(Join(Check("tools/tern/cmd_transcribe.cc",
                        "#include <CLI/CLI.hpp>\n#include <nlohmann/json.hpp>\n#include <csignal>\n"
                        "#include \"commands.h\"\n#include \"common/cli.h\"\n"
-                       "#include \"tern/tern.h\"\n#include \"tern/status.h\"\n")), "");
+                       "#include \"tern/tern.h\"\n#include \"tern/status.h\"\n")),
+            "");
   EXPECT_EQ(Join(Check("tools/server/main.cc",
                        "#include <boost/beast/http.hpp>\n#include <gtest/gtest.h>\n")),
             "");
@@ -344,9 +419,8 @@ TEST(Layering, RepositoryHasNoUpwardIncludes) {
   // Guards against a scan that finds nothing (wrong root) and so cannot fail.
   ASSERT_GT(sources.size(), 100u);
   ASSERT_GT(n_includes, 500u);
-  const auto bad = FindViolations(sources, [&](const std::string& p) {
-    return fs::is_regular_file(root / p);
-  });
+  const auto bad =
+      FindViolations(sources, [&](const std::string& p) { return fs::is_regular_file(root / p); });
   EXPECT_TRUE(bad.empty()) << bad.size() << " include(s) against the layer order:\n" << Join(bad);
 }
 

@@ -60,9 +60,20 @@ std::vector<char> FloatWav(const std::vector<float>& x) {
   auto u32 = [&put](uint32_t v) { put(&v, 4); };
   auto u16 = [&put](uint16_t v) { put(&v, 2); };
   const uint32_t bytes = static_cast<uint32_t>(x.size() * 4);
-  put("RIFF", 4); u32(36 + bytes); put("WAVE", 4);
-  put("fmt ", 4); u32(16); u16(3); u16(1); u32(24000); u32(24000 * 4); u16(4); u16(32);
-  put("data", 4); u32(bytes); put(x.data(), bytes);
+  put("RIFF", 4);
+  u32(36 + bytes);
+  put("WAVE", 4);
+  put("fmt ", 4);
+  u32(16);
+  u16(3);
+  u16(1);
+  u32(24000);
+  u32(24000 * 4);
+  u16(4);
+  u16(32);
+  put("data", 4);
+  u32(bytes);
+  put(x.data(), bytes);
   return w;
 }
 
@@ -99,7 +110,8 @@ std::vector<LiveEvent> RunLive(Session& s, const std::vector<float>& x,
 
 std::vector<const LiveEvent*> Finals(const std::vector<LiveEvent>& ev) {
   std::vector<const LiveEvent*> f;
-  for (const LiveEvent& e : ev) if (e.kind == LiveEvent::Kind::kFinal) f.push_back(&e);
+  for (const LiveEvent& e : ev)
+    if (e.kind == LiveEvent::Kind::kFinal) f.push_back(&e);
   return f;
 }
 
@@ -168,8 +180,8 @@ TEST_P(LiveFinals, EqualOfflineTranscriptionOfThePieces) {
   std::string all;
   for (const LiveEvent* f : finals) {
     // the piece as a file: a float WAV, loaded (and normalized) as `tern transcribe` would
-    const std::vector<char> wav = FloatWav(std::vector<float>(x.begin() + f->start_sample,
-                                                              x.begin() + f->end_sample));
+    const std::vector<char> wav =
+        FloatWav(std::vector<float>(x.begin() + f->start_sample, x.begin() + f->end_sample));
     Result<Audio> a = LoadAudioFromMemory(wav.data(), wav.size(), "piece");
     ASSERT_TRUE(a.ok()) << a.status().ToString();
     Result<Transcript> t = offline.Transcribe(*a, o.transcribe);
@@ -309,8 +321,8 @@ TEST(LiveCli, RawPcmThroughAPipeGivesTheEnginesEvents) {
   const auto ef = Finals(expected);
   ASSERT_EQ(ef.size(), 4u);
 
-  const std::string base = std::string(TERN_BINARY) + " transcribe --model " + kModelDir +
-                           " -t 1 --live - ";
+  const std::string base =
+      std::string(TERN_BINARY) + " transcribe --model " + kModelDir + " -t 1 --live - ";
   // json: one event per line; the finals are the engine's
   int rc = -1;
   const std::string out = Shell("cat " + raw + " | " + base + "--output-format json", &rc);

@@ -72,8 +72,8 @@ std::vector<int16_t> Scaled(const std::string& wav, double db) {
   return out;
 }
 
-Result<Transcript> TranscribePcm(Session& s, const std::vector<int16_t>& pcm, const std::string& name,
-                       double floor_dbfs = -55.0) {
+Result<Transcript> TranscribePcm(Session& s, const std::vector<int16_t>& pcm,
+                                 const std::string& name, double floor_dbfs = -55.0) {
   const std::string bytes = WavBytes(pcm);
   Result<Audio> a = LoadAudioFromMemory(bytes.data(), bytes.size(), name);
   if (!a.ok()) return a.status();
@@ -164,8 +164,9 @@ TEST(NoSpeech, NoSpeechProbIsTheModelsOwn) {
   const nlohmann::json j =
       nlohmann::json::parse(FormatTranscript(*speech, OutputFormat::kVerboseJson));
   EXPECT_DOUBLE_EQ(j["segments"][0]["no_speech_prob"].get<double>(), p);
-  EXPECT_FALSE(nlohmann::json::parse(FormatTranscript(*speech, OutputFormat::kJson))["segments"][0]
-                   .contains("no_speech_prob"));
+  EXPECT_FALSE(
+      nlohmann::json::parse(FormatTranscript(*speech, OutputFormat::kJson))["segments"][0].contains(
+          "no_speech_prob"));
 
   double speech_max = 0;
   int clips = 0;
@@ -194,7 +195,8 @@ TEST(NoSpeech, NoSpeechProbIsTheModelsOwn) {
     rms = std::sqrt(rms / static_cast<double>(x.size()));
     std::vector<int16_t> pcm;
     for (double v : x)
-      pcm.push_back(static_cast<int16_t>(std::clamp(std::lround(v / rms * 0.1 * 32768), -32768L, 32767L)));
+      pcm.push_back(
+          static_cast<int16_t>(std::clamp(std::lround(v / rms * 0.1 * 32768), -32768L, 32767L)));
     Result<Transcript> t = TranscribePcm(session, pcm, "noise");
     ASSERT_TRUE(t.ok());
     noise_min = std::min(noise_min, t->segments.at(0).no_speech_prob);
@@ -243,7 +245,8 @@ TEST(NoSpeech, NoSpeechProbMatchesPyTorch) {
     double mx = row[0], sum = 0;
     for (float v : row) mx = std::max<double>(mx, v);
     for (float v : row) sum += std::exp(v - mx);
-    const double want = (std::exp(row[special.im_end] - mx) + std::exp(row[special.endoftext] - mx)) / sum;
+    const double want =
+        (std::exp(row[special.im_end] - mx) + std::exp(row[special.endoftext] - mx)) / sum;
     const double got = t->segments.at(0).no_speech_prob;
     ASSERT_GT(got, 0.0) << stem;
     const double d = std::fabs(std::log(got) - std::log(want));  // nats: the values are tiny

@@ -167,9 +167,10 @@ inline std::string MultipartBody(const Form& items, const std::string& boundary)
 }
 
 // One request on a new connection; nullopt when the connection failed or timed out.
-inline std::optional<Response> Request(int port, const std::string& method, const std::string& target,
-                                       const std::string& body = "", const std::string& type = "",
-                                       const Headers& headers = {}, double timeout_s = 120) {
+inline std::optional<Response> Request(int port, const std::string& method,
+                                       const std::string& target, const std::string& body = "",
+                                       const std::string& type = "", const Headers& headers = {},
+                                       double timeout_s = 120) {
   namespace beast = boost::beast;
   namespace http = beast::http;
   try {
@@ -217,7 +218,8 @@ inline std::optional<Response> PostForm(int port, const Form& form, const Header
                  "multipart/form-data; boundary=" + boundary, h);
 }
 
-inline Form ClipForm(const std::string& clip, const std::vector<std::pair<std::string, std::string>>& fields) {
+inline Form ClipForm(const std::string& clip,
+                     const std::vector<std::pair<std::string, std::string>>& fields) {
   Form items;
   if (!clip.empty()) items.push_back({"file", ReadAll(kClips + clip), clip, "audio/wav"});
   for (const auto& [k, v] : fields) items.push_back({k, v, "", ""});
@@ -260,7 +262,8 @@ class RawConn {
       setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
       char buf[65536];
       const ssize_t n = recv(fd_, buf, sizeof buf, 0);
-      if (n > 0) out.append(buf, static_cast<size_t>(n));
+      if (n > 0)
+        out.append(buf, static_cast<size_t>(n));
       else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
         if (closed) *closed = true;
         break;
@@ -291,7 +294,9 @@ inline std::string LongWav(const std::vector<float>& clip, int repeats, int deci
       const float x = std::max(-1.0f, std::min(1.0f, clip[i]));
       data.push_back(static_cast<char>(static_cast<uint8_t>(128 + static_cast<int>(x * 127))));
     }
-  auto u32 = [](uint32_t v) { return std::string{char(v), char(v >> 8), char(v >> 16), char(v >> 24)}; };
+  auto u32 = [](uint32_t v) {
+    return std::string{char(v), char(v >> 8), char(v >> 16), char(v >> 24)};
+  };
   auto u16 = [](uint16_t v) { return std::string{char(v), char(v >> 8)}; };
   const uint32_t rate = 24000u / static_cast<uint32_t>(decimate);
   return "RIFF" + u32(36 + static_cast<uint32_t>(data.size())) + "WAVEfmt " + u32(16) + u16(1) +

@@ -48,8 +48,9 @@ std::string LongUpload(double minutes, int decimate = 1) {
 }
 
 std::string RawPost(const std::string& body_form, const std::string& boundary) {
-  return "POST " + kPath + " HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=" +
-         boundary + "\r\nContent-Length: " + std::to_string(body_form.size()) + "\r\n\r\n" + body_form;
+  return "POST " + kPath +
+         " HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=" + boundary +
+         "\r\nContent-Length: " + std::to_string(body_form.size()) + "\r\n\r\n" + body_form;
 }
 
 // /health answered with 200; the latency in seconds (a large value when it failed).
@@ -74,13 +75,16 @@ TEST(ServerHostile, EndlessHeaderLineIsCutOff) {
     size_t sent = 0;
     bool refused = !c.Send(start);
     while (!refused && sent < (size_t{256} << 20)) {
-      if (!c.Send(chunk)) refused = true;
-      else sent += chunk.size();
+      if (!c.Send(chunk))
+        refused = true;
+      else
+        sent += chunk.size();
     }
     EXPECT_TRUE(refused) << start << ": the server took all " << sent << " bytes";
     EXPECT_LT(sent, size_t{32} << 20) << start;  // 16 KiB of header, then a bounded linger
     const size_t after = srv.Rss();
-    EXPECT_LT(after, before + static_cast<size_t>(kSlack * (16 << 20))) << start << ": RSS " << before << " -> " << after;
+    EXPECT_LT(after, before + static_cast<size_t>(kSlack * (16 << 20)))
+        << start << ": RSS " << before << " -> " << after;
     std::printf("[figure] %s...: server took %zu MB before closing; RSS %zu -> %zu MB\n",
                 start.substr(0, 5).c_str(), sent >> 20, before >> 20, after >> 20);
   }
@@ -257,7 +261,9 @@ TEST(ServerHostile, WaitingRequestsHoldNoDecodedAudio) {
   const std::string boundary = "w41t";
   auto request = [&](const std::string& upload) {
     return RawPost(MultipartBody({{"file", upload, "long.wav", "audio/wav"},
-                                  {"chunking_strategy", "auto", "", ""}}, boundary), boundary);
+                                  {"chunking_strategy", "auto", "", ""}},
+                                 boundary),
+                   boundary);
   };
   const std::string waiter = request(LongUpload(20, 3));
   RawConn running(srv.port());
@@ -296,11 +302,11 @@ TEST(ServerHostile, UploadBytesAreBounded) {
   Server srv({"--max-uploads-mb", "10", "--max-upload-mb", "8", "--sessions", "1"});
   ASSERT_GT(srv.port(), 0);
   const std::string boundary = "upl0ad";
-  const std::string big = RawPost(
-      MultipartBody({{"file", LongUpload(5), "long.wav", "audio/wav"},
-                     {"chunking_strategy", "auto", "", ""}, {"response_format", "text", "", ""}},
-                    boundary),
-      boundary);
+  const std::string big = RawPost(MultipartBody({{"file", LongUpload(5), "long.wav", "audio/wav"},
+                                                 {"chunking_strategy", "auto", "", ""},
+                                                 {"response_format", "text", "", ""}},
+                                                boundary),
+                                  boundary);
   ASSERT_GT(big.size(), size_t{6} << 20);
   RawConn first(srv.port());
   ASSERT_TRUE(first.Send(big));
@@ -345,7 +351,8 @@ TEST(ServerHostile, SigtermWithATricklingClient) {
   const double took = Seconds(t0);
   stop = true;
   trickle.join();
-  std::printf("[figure] SIGTERM with a trickling client: exit %d after %.2f s (grace 1 s)\n", rc, took);
+  std::printf("[figure] SIGTERM with a trickling client: exit %d after %.2f s (grace 1 s)\n", rc,
+              took);
   EXPECT_EQ(rc, 0);
   EXPECT_LT(took, 1.0 + kSlack);
 }
@@ -357,7 +364,8 @@ TEST(ServerHostile, SigtermSendsStreamsAnErrorEvent) {
   ASSERT_GT(srv.port(), 0);
   const std::string boundary = "s7ream";
   Form form = {{"file", LongUpload(5), "long.wav", "audio/wav"},
-               {"chunking_strategy", "auto", "", ""}, {"stream", "true", "", ""}};
+               {"chunking_strategy", "auto", "", ""},
+               {"stream", "true", "", ""}};
   RawConn c(srv.port());
   ASSERT_TRUE(c.Send(RawPost(MultipartBody(form, boundary), boundary)));
   // Wait for the first delta, then stop the server.
@@ -374,7 +382,8 @@ TEST(ServerHostile, SigtermSendsStreamsAnErrorEvent) {
   std::printf("[figure] SIGTERM mid-stream (grace 0): exit %d after %.2f s\n", rc, Seconds(t1));
   EXPECT_EQ(rc, 0);
   EXPECT_TRUE(closed);
-  EXPECT_NE(got.find("\"type\":\"error\""), std::string::npos) << got.substr(got.size() > 400 ? got.size() - 400 : 0);
+  EXPECT_NE(got.find("\"type\":\"error\""), std::string::npos)
+      << got.substr(got.size() > 400 ? got.size() - 400 : 0);
   EXPECT_NE(got.find("shutting down"), std::string::npos);
   EXPECT_EQ(got.substr(got.size() - 5), "0\r\n\r\n");  // the chunked body's end
 }
@@ -387,8 +396,9 @@ TEST(ServerHostile, CorsHeaders) {
     ASSERT_TRUE(h);
     EXPECT_EQ(h->header("access-control-allow-origin"), "https://app.example");
     EXPECT_EQ(h->header("vary"), "Origin");
-    auto pre = Request(srv.port(), "OPTIONS", kPath, "", "",
-                       {{"Origin", "https://app.example"}, {"Access-Control-Request-Method", "POST"}});
+    auto pre =
+        Request(srv.port(), "OPTIONS", kPath, "", "",
+                {{"Origin", "https://app.example"}, {"Access-Control-Request-Method", "POST"}});
     ASSERT_TRUE(pre);
     EXPECT_EQ(pre->status, 204);
     EXPECT_NE(pre->header("access-control-allow-methods").find("POST"), std::string::npos);
@@ -418,7 +428,8 @@ TEST(ServerHostile, AccessLog) {
     EXPECT_EQ(srv.Stop(), 0);
     log = srv.Log();
   }
-  const std::regex line(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z 127\.0\.0\.1:\d+ POST /v1/audio/transcriptions 200 33 2\.27 \d+)");
+  const std::regex line(
+      R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z 127\.0\.0\.1:\d+ POST /v1/audio/transcriptions 200 33 2\.27 \d+)");
   EXPECT_TRUE(std::regex_search(log, line)) << log;
   EXPECT_NE(log.find("GET /nothing 404 "), std::string::npos) << log;
   std::istringstream lines(log);
@@ -445,8 +456,8 @@ TEST(ServerHostile, OpenAiParityAndNoPaths) {
   ASSERT_TRUE(hot);
   EXPECT_EQ(hot->status, 400);
   EXPECT_NE(hot->body.find("not in [0, 1]"), std::string::npos) << hot->body;
-  auto v = PostForm(srv.port(), ClipForm("008.wav", {{"response_format", "verbose_json"},
-                                                      {"language", "en"}}));
+  auto v = PostForm(srv.port(),
+                    ClipForm("008.wav", {{"response_format", "verbose_json"}, {"language", "en"}}));
   ASSERT_TRUE(v);
   const nlohmann::json j = nlohmann::json::parse(v->body);
   EXPECT_EQ(j["task"], "transcribe");
@@ -461,7 +472,8 @@ TEST(ServerHostile, OpenAiParityAndNoPaths) {
   EXPECT_FALSE(j.contains("peak_rss_bytes"));
   EXPECT_FALSE(j.contains("isa"));
   for (const char* ok : {"auto", R"({"type":"server_vad","silence_duration_ms":500})"}) {
-    auto c = PostForm(srv.port(), ClipForm("008.wav", {{"chunking_strategy", ok}, {"response_format", "text"}}));
+    auto c = PostForm(
+        srv.port(), ClipForm("008.wav", {{"chunking_strategy", ok}, {"response_format", "text"}}));
     ASSERT_TRUE(c);
     EXPECT_EQ(c->status, 200) << ok << c->body;
     EXPECT_EQ(c->body, "I left my ticket in the bedroom.\n");

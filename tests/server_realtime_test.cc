@@ -55,7 +55,8 @@ std::vector<int16_t> StreamPcm() {
     Result<Audio> a = LoadAudio(kHeldout + f);
     EXPECT_TRUE(a.ok());
     for (float v : a->samples)
-      pcm.push_back(static_cast<int16_t>(std::lround(std::clamp(v * 32768.0f, -32768.0f, 32767.0f))));
+      pcm.push_back(
+          static_cast<int16_t>(std::lround(std::clamp(v * 32768.0f, -32768.0f, 32767.0f))));
     for (int i = 0; i < 21600; ++i) pcm.push_back(static_cast<int16_t>(std::lround(g(rng))));
   }
   return pcm;
@@ -67,7 +68,8 @@ struct Client {
   int status = 0;  // the handshake's HTTP status
   beast::error_code Connect(int port) {
     beast::error_code ec;
-    ws.next_layer().connect({net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)}, ec);
+    ws.next_layer().connect({net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)},
+                            ec);
     if (ec) return ec;
     websocket::response_type r;
     ws.handshake(r, "127.0.0.1", "/v1/realtime?intent=transcription", ec);
@@ -139,26 +141,30 @@ TEST(ServerRealtime, ClipAtFourTimesRealTime) {
   for (size_t i = 0, k = 0; i < pcm.size(); i += 2400, ++k) {
     std::this_thread::sleep_until(t0 + std::chrono::milliseconds(25 * k));
     const size_t n = std::min<size_t>(2400, pcm.size() - i);
-    c.ws.write(net::buffer(json{{"type", "input_audio_buffer.append"},
-                                {"audio", Base64(std::string(reinterpret_cast<const char*>(pcm.data() + i), n * 2))}}
-                               .dump()));
+    c.ws.write(net::buffer(
+        json{{"type", "input_audio_buffer.append"},
+             {"audio", Base64(std::string(reinterpret_cast<const char*>(pcm.data() + i), n * 2))}}
+            .dump()));
   }
   reader.join();
   std::vector<std::string> types, completed;
   size_t deltas = 0;
   for (const json& e : events) {
     const std::string t = e["type"];
-    if (t == "conversation.item.input_audio_transcription.completed") completed.push_back(e["transcript"]);
-    if (t == "conversation.item.input_audio_transcription.delta") ++deltas;
-    else types.push_back(t);
+    if (t == "conversation.item.input_audio_transcription.completed")
+      completed.push_back(e["transcript"]);
+    if (t == "conversation.item.input_audio_transcription.delta")
+      ++deltas;
+    else
+      types.push_back(t);
   }
   EXPECT_EQ(completed, expected);
   EXPECT_GT(deltas, 0u);
   std::vector<std::string> want = {"transcription_session.updated"};
   for (size_t i = 0; i < expected.size(); ++i)
-    for (const char* t : {"input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped",
-                          "input_audio_buffer.committed",
-                          "conversation.item.input_audio_transcription.completed"})
+    for (const char* t :
+         {"input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped",
+          "input_audio_buffer.committed", "conversation.item.input_audio_transcription.completed"})
       want.push_back(t);
   EXPECT_EQ(types, want);
   EXPECT_NE(server.LogWith(" 101 ").find("/v1/realtime"), std::string::npos) << server.Log();

@@ -48,7 +48,7 @@ TEST(Server, HealthAndModels) {
   const nlohmann::json j = nlohmann::json::parse(m->body);
   EXPECT_EQ(j["object"], "list");
   EXPECT_EQ(j["data"][0]["id"], "tern tiny-en");  // the LM file's general.name
-  EXPECT_EQ(srv.Stop(), 0);  // SIGTERM: a clean exit
+  EXPECT_EQ(srv.Stop(), 0);                       // SIGTERM: a clean exit
 }
 
 TEST(Server, AnswersAreTheLibrarys) {
@@ -62,9 +62,9 @@ TEST(Server, AnswersAreTheLibrarys) {
         std::tuple{"srt", OutputFormat::kSrt, "text/plain; charset=utf-8"},
         std::tuple{"vtt", OutputFormat::kVtt, "text/vtt; charset=utf-8"}}) {
     auto r = PostForm(srv.port(), ClipForm("008.wav", {{"response_format", name},
-                                                                {"model", "whisper-1"},
-                                                                {"language", "en"},
-                                                                {"stream", "false"}}));
+                                                       {"model", "whisper-1"},
+                                                       {"language", "en"},
+                                                       {"stream", "false"}}));
     ASSERT_TRUE(r) << name;
     EXPECT_EQ(r->status, 200) << r->body;
     EXPECT_EQ(r->body, FormatTranscript(*want, format)) << name;
@@ -89,7 +89,8 @@ TEST(Server, StreamSendsTextEvents) {
   ASSERT_TRUE(want.ok()) << want.status().ToString();
   const nlohmann::json answer = nlohmann::json::parse(FormatTranscript(*want, OutputFormat::kJson));
   for (const char* format : {"json", "text"}) {
-    auto r = PostForm(srv.port(), ClipForm("008.wav", {{"stream", "true"}, {"response_format", format}}));
+    auto r = PostForm(srv.port(),
+                      ClipForm("008.wav", {{"stream", "true"}, {"response_format", format}}));
     ASSERT_TRUE(r) << format;
     EXPECT_EQ(r->status, 200) << r->body;
     EXPECT_EQ(r->header("content-type"), "text/event-stream");
@@ -114,7 +115,8 @@ TEST(Server, StreamSendsTextEvents) {
   }
   // What the transcription itself refuses comes once the stream has begun: an error event
   // of the type its HTTP status would have had (here 413: no room left for the audio).
-  auto e = PostForm(srv.port(), ClipForm("008.wav", {{"stream", "true"}, {"max_tokens", "100000"}}));
+  auto e =
+      PostForm(srv.port(), ClipForm("008.wav", {{"stream", "true"}, {"max_tokens", "100000"}}));
   ASSERT_TRUE(e);
   EXPECT_EQ(e->status, 200);
   ASSERT_EQ(e->body.rfind("data: ", 0), 0u) << e->body;
@@ -129,8 +131,9 @@ TEST(Server, FormFieldsReachTheEngine) {
   Server srv({});
   ASSERT_GT(srv.port(), 0);
   // Without the hotwords the bundled model hears "Add juice and napkins to the list."
-  auto r = PostForm(srv.port(), ClipForm("023.wav", {{"response_format", "text"}, {"hotwords", " cheese, milk"},
-                                   {"hotword_boost", "3"}}));
+  auto r = PostForm(srv.port(), ClipForm("023.wav", {{"response_format", "text"},
+                                                     {"hotwords", " cheese, milk"},
+                                                     {"hotword_boost", "3"}}));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->body, "Add cheese and milk to the list.\n");
   TranscribeOptions o;
@@ -139,8 +142,11 @@ TEST(Server, FormFieldsReachTheEngine) {
   o.decoding.max_tokens = 9;
   Result<Transcript> want = Library("008.wav", o);
   ASSERT_TRUE(want.ok());
-  auto p = PostForm(srv.port(), ClipForm("008.wav", {{"response_format", "verbose_json"}, {"prompt", o.context},
-                                   {"beam", "2"}, {"max_tokens", "9"}, {"temperature", "0"}}));
+  auto p = PostForm(srv.port(), ClipForm("008.wav", {{"response_format", "verbose_json"},
+                                                     {"prompt", o.context},
+                                                     {"beam", "2"},
+                                                     {"max_tokens", "9"},
+                                                     {"temperature", "0"}}));
   ASSERT_TRUE(p);
   const nlohmann::json j = nlohmann::json::parse(p->body);
   EXPECT_EQ(j["token_ids"].get<std::vector<int32_t>>(), want->token_ids);
@@ -148,7 +154,8 @@ TEST(Server, FormFieldsReachTheEngine) {
   // The bundled model declares it was trained without context: the prompt reached the engine,
   // which says it did not use it.
   EXPECT_NE(j["warnings"].dump().find("not trained with context"), std::string::npos) << p->body;
-  auto s = PostForm(srv.port(), ClipForm("008.wav", {{"response_format", "srt"}, {"max_cue_chars", "10"}}));
+  auto s = PostForm(srv.port(),
+                    ClipForm("008.wav", {{"response_format", "srt"}, {"max_cue_chars", "10"}}));
   ASSERT_TRUE(s);
   EXPECT_NE(s->body.find("\n3\n"), std::string::npos) << s->body;  // split into 3+ cues
 }
@@ -161,28 +168,40 @@ TEST(Server, BadRequestsGetJsonErrorsNamingTheField) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, status) << r->body;
     const nlohmann::json j = nlohmann::json::parse(r->body);
-    if (param.empty()) EXPECT_TRUE(j["error"]["param"].is_null()) << r->body;
-    else EXPECT_EQ(j["error"]["param"], param) << r->body;
+    if (param.empty())
+      EXPECT_TRUE(j["error"]["param"].is_null()) << r->body;
+    else
+      EXPECT_EQ(j["error"]["param"], param) << r->body;
     EXPECT_NE(j["error"]["message"].get<std::string>().find(words), std::string::npos) << r->body;
-    EXPECT_EQ(j["error"]["type"], status == 404 || status < 500 ? "invalid_request_error" : "server_error");
+    EXPECT_EQ(j["error"]["type"],
+              status == 404 || status < 500 ? "invalid_request_error" : "server_error");
   };
-  expect(PostForm(srv.port(), ClipForm("", {{"response_format", "json"}})), 400, "file", "'file' is missing");
-  expect(testing::Request(srv.port(), "POST", kPath, "x=1", "application/x-www-form-urlencoded"), 400, "", "multipart");
+  expect(PostForm(srv.port(), ClipForm("", {{"response_format", "json"}})), 400, "file",
+         "'file' is missing");
+  expect(testing::Request(srv.port(), "POST", kPath, "x=1", "application/x-www-form-urlencoded"),
+         400, "", "multipart");
   Form junk = {{"file", "definitely not audio", "a.wav", "audio/wav"}};
   expect(PostForm(srv.port(), junk), 400, "file", "a.wav: not a readable audio file");
-  expect(PostForm(srv.port(), ClipForm("008.wav", {{"response_format", "xml"}})), 400, "response_format",
-         "'xml' is not json, text, srt, vtt or verbose_json");
+  expect(PostForm(srv.port(), ClipForm("008.wav", {{"response_format", "xml"}})), 400,
+         "response_format", "'xml' is not json, text, srt, vtt or verbose_json");
   expect(PostForm(srv.port(), ClipForm("008.wav", {{"temperature", "warm"}})), 400, "temperature",
          "'warm' is not a number");
-  expect(PostForm(srv.port(), ClipForm("008.wav", {{"temperature", "nan"}})), 400, "temperature", "not finite");
-  expect(PostForm(srv.port(), ClipForm("008.wav", {{"beam", "99"}})), 400, "", "beam must be in [1, 16]");
-  expect(PostForm(srv.port(), ClipForm("008.wav", {{"hotwords", "a,,b"}})), 400, "hotwords", "an empty word");
-  expect(PostForm(srv.port(), ClipForm("008.wav", {{"colour", "blue"}})), 400, "colour", "unknown form field");
-  expect(PostForm(srv.port(), ClipForm("008.wav", {{"stream", "yes"}})), 400, "stream", "not true or false");
-  expect(PostForm(srv.port(), ClipForm("008.wav", {{"stream", "true"}, {"response_format", "srt"}})), 400,
-         "response_format", "stream=true sends text events");
+  expect(PostForm(srv.port(), ClipForm("008.wav", {{"temperature", "nan"}})), 400, "temperature",
+         "not finite");
+  expect(PostForm(srv.port(), ClipForm("008.wav", {{"beam", "99"}})), 400, "",
+         "beam must be in [1, 16]");
+  expect(PostForm(srv.port(), ClipForm("008.wav", {{"hotwords", "a,,b"}})), 400, "hotwords",
+         "an empty word");
+  expect(PostForm(srv.port(), ClipForm("008.wav", {{"colour", "blue"}})), 400, "colour",
+         "unknown form field");
+  expect(PostForm(srv.port(), ClipForm("008.wav", {{"stream", "yes"}})), 400, "stream",
+         "not true or false");
+  expect(
+      PostForm(srv.port(), ClipForm("008.wav", {{"stream", "true"}, {"response_format", "srt"}})),
+      400, "response_format", "stream=true sends text events");
   // what the client sent is quoted, shortened, and invalid UTF-8 in it does not break JSON
-  expect(PostForm(srv.port(), ClipForm("008.wav", {{"response_format", "\xff\xfe" + std::string(500, 'x')}})),
+  expect(PostForm(srv.port(),
+                  ClipForm("008.wav", {{"response_format", "\xff\xfe" + std::string(500, 'x')}})),
          400, "response_format", "is not json, text");
   Form odd = {{"file", "RIFF", "\xc3(.wav", "audio/wav"}};
   expect(PostForm(srv.port(), odd), 400, "file", "not a readable audio file");
@@ -248,7 +267,7 @@ TEST(Server, ConcurrentRequestsGetTheirOwnAnswers) {
   std::vector<std::thread> threads;
   for (size_t i = 0; i < clips.size(); ++i) {
     threads.emplace_back([&, i] {
-          auto r = PostForm(srv.port(), ClipForm(clips[i], {{"response_format", "text"}}));
+      auto r = PostForm(srv.port(), ClipForm(clips[i], {{"response_format", "text"}}));
       if (r && r->status == 200) got[i] = r->body;
     });
   }

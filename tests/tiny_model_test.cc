@@ -72,9 +72,9 @@ size_t EditDistance(const std::vector<std::string>& ref, const std::vector<std::
 
 TEST(Wer, AlignmentCountsEditsExactly) {
   EXPECT_EQ(EditDistance(NormWords("set a timer"), NormWords("Set a timer.")), 0u);
-  EXPECT_EQ(EditDistance(NormWords("a b c d"), NormWords("a x c d")), 1u);   // substitution
-  EXPECT_EQ(EditDistance(NormWords("a b c d"), NormWords("a c d")), 1u);     // deletion
-  EXPECT_EQ(EditDistance(NormWords("a b c d"), NormWords("a b b c d")), 1u); // insertion
+  EXPECT_EQ(EditDistance(NormWords("a b c d"), NormWords("a x c d")), 1u);    // substitution
+  EXPECT_EQ(EditDistance(NormWords("a b c d"), NormWords("a c d")), 1u);      // deletion
+  EXPECT_EQ(EditDistance(NormWords("a b c d"), NormWords("a b b c d")), 1u);  // insertion
   EXPECT_EQ(EditDistance(NormWords("a b"), NormWords("")), 2u);
   EXPECT_EQ(EditDistance(NormWords("one two three"), NormWords("three two one")), 2u);
 }
@@ -128,13 +128,15 @@ TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
     ASSERT_EQ(static_cast<int64_t>(audio->samples.size()), ref["n_samples"].get<int64_t>());
 
     // Features.
-    Result<vibeasr::Features> feats = m.encoder->Run(audio->samples.data(), audio->samples.size(), pool);
+    Result<vibeasr::Features> feats =
+        m.encoder->Run(audio->samples.data(), audio->samples.size(), pool);
     ASSERT_TRUE(feats.ok()) << feats.status().ToString();
     const std::vector<float> ref_feats = ReadF32(kDataDir + "/reference/" + stem + ".features.f32");
     ASSERT_EQ(feats->data.size(), ref_feats.size());
     double max_abs = 0;
     const double max_diff = MaxDiff(feats->data, ref_feats, &max_abs);
-    std::printf("%s features: max |engine - torch| = %.3g (max |x| %.3g)\n", stem, max_diff, max_abs);
+    std::printf("%s features: max |engine - torch| = %.3g (max |x| %.3g)\n", stem, max_diff,
+                max_abs);
     // A requantization that lands on the other side of a rounding boundary in one path (float
     // products of dequantized values in PyTorch, exact int32 sums here) moves a tensor's
     // values by one step, and a scale flip moves all later ones, a few percent of max |x|
@@ -143,7 +145,9 @@ TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
     EXPECT_LE(max_diff, 0.05 * max_abs) << stem;
 
     // Prompt ids.
-    Result<engine::Prompt> prompt = engine::BuildPrompt(*m.tokenizer, m.special, static_cast<int64_t>(audio->samples.size()), PromptFormat::kText, "");
+    Result<engine::Prompt> prompt =
+        engine::BuildPrompt(*m.tokenizer, m.special, static_cast<int64_t>(audio->samples.size()),
+                            PromptFormat::kText, "");
     ASSERT_TRUE(prompt.ok());
     EXPECT_EQ(prompt->tokens, ref["prompt_ids"].get<std::vector<int32_t>>()) << stem;
 
@@ -178,7 +182,8 @@ TEST(TinyModel, AgreesWithPyTorchQuantizedForward) {
         ASSERT_TRUE(state.Step(gen[static_cast<size_t>(s)], dpos++, pool, &logits).ok());
       }
     }
-    std::printf("%s logits: max |engine - torch| = %.3g of the logit range over %lld steps\n", stem, worst, static_cast<long long>(steps));
+    std::printf("%s logits: max |engine - torch| = %.3g of the logit range over %lld steps\n", stem,
+                worst, static_cast<long long>(steps));
   }
   EXPECT_GE(checked, 2) << "no reference dumps in " << kDataDir << "/reference";
 }
@@ -272,8 +277,8 @@ TEST(TinyModel, HeldOutWordErrorRate) {
     ASSERT_TRUE(tr.ok()) << wav << ": " << tr.status().ToString();
     const std::vector<std::string> r = NormWords(ref), h = NormWords(tr->text);
     const size_t e = EditDistance(r, h);
-    std::printf("%s [%s] %zu/%zu\n  ref: %s\n  hyp: %s\n", wav.c_str(), voice.c_str(), e,
-                r.size(), ref.c_str(), tr->text.c_str());
+    std::printf("%s [%s] %zu/%zu\n  ref: %s\n  hyp: %s\n", wav.c_str(), voice.c_str(), e, r.size(),
+                ref.c_str(), tr->text.c_str());
     by_voice[voice].edits += e;
     by_voice[voice].words += r.size();
     ++clips;
@@ -335,7 +340,8 @@ TEST(TinyModel, HotwordsFavourTheWordsTheyName) {
   std::istringstream lines(*tsv);
   for (std::string line; std::getline(lines, line);) {
     const size_t t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
-    if (t2 != std::string::npos) clips.emplace_back(line.substr(0, t1), line.substr(t1 + 1, t2 - t1 - 1));
+    if (t2 != std::string::npos)
+      clips.emplace_back(line.substr(0, t1), line.substr(t1 + 1, t2 - t1 - 1));
   }
   ASSERT_GE(clips.size(), 16u);
   auto content_words = [](const std::string& ref) {
@@ -350,9 +356,10 @@ TEST(TinyModel, HotwordsFavourTheWordsTheyName) {
     Result<Audio> audio = LoadAudio(kDataDir + "/" + clips[i].first);
     ASSERT_TRUE(audio.ok());
     const std::vector<std::string> ref = NormWords(clips[i].second);
-    for (auto [count, hints] : {std::pair{&none, std::vector<std::string>{}},
-                                std::pair{&own, content_words(clips[i].second)},
-                                std::pair{&other, content_words(clips[(i + 1) % clips.size()].second)}}) {
+    for (auto [count, hints] :
+         {std::pair{&none, std::vector<std::string>{}},
+          std::pair{&own, content_words(clips[i].second)},
+          std::pair{&other, content_words(clips[(i + 1) % clips.size()].second)}}) {
       TranscribeOptions opt;
       opt.decoding.max_tokens = 96;
       opt.decoding.hotwords = hints;
@@ -362,9 +369,10 @@ TEST(TinyModel, HotwordsFavourTheWordsTheyName) {
       count->words += ref.size();
     }
   }
-  std::printf("WER without hotwords %.1f%%, with the clip's own words %.1f%%, with another "
-              "clip's %.1f%% (%zu words)\n", 100 * none.wer(), 100 * own.wer(), 100 * other.wer(),
-              none.words);
+  std::printf(
+      "WER without hotwords %.1f%%, with the clip's own words %.1f%%, with another "
+      "clip's %.1f%% (%zu words)\n",
+      100 * none.wer(), 100 * own.wer(), 100 * other.wer(), none.words);
   EXPECT_LE(own.wer(), 0.85 * none.wer());
   EXPECT_LE(other.wer(), none.wer() + 0.05);
 }
@@ -389,7 +397,8 @@ TEST(TinyModel, HotwordsFromTheCommandLine) {
                            "/023.wav";
   std::string plain, hinted, err;
   ASSERT_EQ(RunCommand(tern, &plain), 0);
-  ASSERT_EQ(RunCommand(tern + " --hotwords ' cheese ,milk ' --hotword-boost 3", &hinted), 0) << hinted;
+  ASSERT_EQ(RunCommand(tern + " --hotwords ' cheese ,milk ' --hotword-boost 3", &hinted), 0)
+      << hinted;
   EXPECT_EQ(hinted, "Add cheese and milk to the list.\n") << "without hints: " << plain;
   EXPECT_NE(plain, hinted);
   std::string beam;  // beam search ranks by the boosted scores too
@@ -428,8 +437,9 @@ TEST(TinyModel, EncodeCommandWritesFeaturesPerInput) {
   std::string files, out;
   for (const std::string& s : stems) files += " " + kDataDir + "/" + s + ".wav";
   ASSERT_EQ(RunCommand(tern + "--output-dir " + dir + files, &out), 0) << out;
-  ASSERT_EQ(RunCommand(tern + "--dump-features " + dir + "/one.f32 " + kDataDir + "/001.wav",
-                       &out), 0) << out;
+  ASSERT_EQ(RunCommand(tern + "--dump-features " + dir + "/one.f32 " + kDataDir + "/001.wav", &out),
+            0)
+      << out;
   ThreadPool pool(1);
   for (const std::string& s : stems) {
     Result<Audio> audio = LoadAudio(kDataDir + "/" + s + ".wav");
@@ -445,7 +455,9 @@ TEST(TinyModel, EncodeCommandWritesFeaturesPerInput) {
   // A missing file among three: the other two are written, exit 1, the count reported.
   std::filesystem::remove(dir + "/002.f32");
   EXPECT_EQ(RunCommand(tern + "--output-dir " + dir + " " + kDataDir + "/001.wav " + dir +
-                           "/missing.wav " + kDataDir + "/002.wav", &out), 1);
+                           "/missing.wav " + kDataDir + "/002.wav",
+                       &out),
+            1);
   EXPECT_NE(out.find("missing.wav"), std::string::npos) << out;
   EXPECT_NE(out.find("1 of 3 inputs failed"), std::string::npos) << out;
   EXPECT_TRUE(std::filesystem::exists(dir + "/002.f32"));
@@ -480,20 +492,24 @@ TEST(TinyModel, EncodeCommandDumpsOneStep) {
     SCOPED_TRACE(std::string(branch) + " " + step);
     std::string out;
     ASSERT_EQ(RunCommand(tern + "--branch " + branch + " --step " + step + " --dump-features " +
-                             dir + "/step.f32 " + wav, &out), 0) << out;
+                             dir + "/step.f32 " + wav,
+                         &out),
+              0)
+        << out;
     std::vector<float> want;
     int64_t channels = 0;
-    const vibeasr::Encoder::StageHook hook = [&](const std::string& name,
-                                                 const ops::I8sTensor& x) {
+    const vibeasr::Encoder::StageHook hook = [&](const std::string& name, const ops::I8sTensor& x) {
       if (name != step) return;
       want.resize(static_cast<size_t>(x.size()));
       channels = x.ne0;
       ops::DequantizeI8s(x, want.data());
     };
-    const vibeasr::Branch b = std::string(branch) == "semantic" ? vibeasr::Branch::kSemantic
-                                                                : vibeasr::Branch::kAcoustic;
-    ASSERT_TRUE(model->impl().encoder->RunBranch(b, audio->samples.data(),
-                                                  audio->samples.size(), pool, &hook).ok());
+    const vibeasr::Branch b =
+        std::string(branch) == "semantic" ? vibeasr::Branch::kSemantic : vibeasr::Branch::kAcoustic;
+    ASSERT_TRUE(
+        model->impl()
+            .encoder->RunBranch(b, audio->samples.data(), audio->samples.size(), pool, &hook)
+            .ok());
     ASSERT_FALSE(want.empty());
     EXPECT_EQ(ReadF32(dir + "/step.f32"), want);
     // The frames of the step's rate: one per 400 samples at stage 5, 16 at stage 3, 3200 at
@@ -506,16 +522,21 @@ TEST(TinyModel, EncodeCommandDumpsOneStep) {
   std::string err;
   EXPECT_EQ(RunCommand(tern + "--step s9.conv --dump-features " + dir + "/x.f32 " + wav, &err), 2);
   EXPECT_NE(err.find("--step s9.conv: this encoder has no such step; its steps are: input, "
-                     "s0.conv,"), std::string::npos) << err;
+                     "s0.conv,"),
+            std::string::npos)
+      << err;
   EXPECT_FALSE(std::filesystem::exists(dir + "/x.f32"));
   // Refused once, before any input runs: not once per input, and nothing written.
   EXPECT_EQ(RunCommand(tern + "--step s9.conv --output-dir " + dir + " " + wav + " " + kDataDir +
-                           "/005.wav", &err), 2);
+                           "/005.wav",
+                       &err),
+            2);
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_NE(err.find("no such step"), std::string::npos) << err;
   EXPECT_FALSE(std::filesystem::exists(dir + "/004.f32"));
-  EXPECT_EQ(RunCommand(tern + "--branch both --step head --dump-features " + dir + "/x.f32 " + wav,
-                       &err), 2);
+  EXPECT_EQ(
+      RunCommand(tern + "--branch both --step head --dump-features " + dir + "/x.f32 " + wav, &err),
+      2);
   EXPECT_NE(err.find("--branch"), std::string::npos) << err;
   EXPECT_EQ(RunCommand(tern + "--branch semantic --dump-features " + dir + "/x.f32 " + wav, &err),
             2);  // --branch only with --step
@@ -534,7 +555,8 @@ TEST(TinyModel, StreamedTextJoinsToTheTranscript) {
   Session session(model, 2);
   for (auto [beam, format] : {std::pair{1, PromptFormat::kText}, std::pair{1, PromptFormat::kJson},
                               std::pair{3, PromptFormat::kText}}) {
-    SCOPED_TRACE(::testing::Message() << "beam " << beam << " json " << (format == PromptFormat::kJson));
+    SCOPED_TRACE(::testing::Message()
+                 << "beam " << beam << " json " << (format == PromptFormat::kJson));
     TranscribeOptions opt;
     opt.format = format;
     opt.decoding.beam = beam;
@@ -655,8 +677,8 @@ TEST(TinyModel, LongAudioGoesInPiecesCutInThePauses) {
   for (const auto& [a, b] : whole->pieces) std::printf("[%.2f-%.2f] ", a, b);
   const std::vector<std::string> hyp = NormWords(whole->text);
   const double wer = static_cast<double>(EditDistance(ref, hyp)) / ref.size();
-  std::printf("%zu pieces, WER %.1f%% over %zu words\n  hyp: %s\n", whole->pieces.size(),
-              100 * wer, ref.size(), whole->text.c_str());
+  std::printf("%zu pieces, WER %.1f%% over %zu words\n  hyp: %s\n", whole->pieces.size(), 100 * wer,
+              ref.size(), whole->text.c_str());
   // The pieces hold whole sentences, so the words fare about as the clips do alone; a cut
   // through words or a hallucinated tail would push the WER past the gate.
   EXPECT_LE(wer, 0.17);

@@ -25,11 +25,11 @@ struct Options {
   // machine where time slicing dominates wall time (assumes the threads are not starved
   // of memory bandwidth by the neighbours, which CPU time cannot see).
   std::string clock = "wall";
-  double min_seconds = 0.3;   // per case: at least this long and at least `min_reps` reps
+  double min_seconds = 0.3;  // per case: at least this long and at least `min_reps` reps
   int min_reps = 5;
-  int busy = 0;               // --busy: competing threads (BusyThreads) during the suite
+  int busy = 0;  // --busy: competing threads (BusyThreads) during the suite
   const MachineLimits* limits = nullptr;  // measured at the start of the run
-  std::vector<int> streams;   // decoder: --streams B,... (batched decode steps)
+  std::vector<int> streams;               // decoder: --streams B,... (batched decode steps)
 };
 
 // `--busy N`: N threads spinning on arithmetic for as long as the object lives, standing in

@@ -41,9 +41,11 @@ Status EnsureLm(const std::string& path) {
   if (std::filesystem::exists(path)) return Status::Ok();
   const char* vocab = std::getenv("TERN_BENCH_VOCAB");
   if (!vocab || !*vocab) {
-    return NotFoundError("%s does not exist; set TERN_BENCH_LM to an LM GGUF, or "
-                         "TERN_BENCH_VOCAB to the Qwen2 vocabulary directory to write a "
-                         "synthetic one", path.c_str());
+    return NotFoundError(
+        "%s does not exist; set TERN_BENCH_LM to an LM GGUF, or "
+        "TERN_BENCH_VOCAB to the Qwen2 vocabulary directory to write a "
+        "synthetic one",
+        path.c_str());
   }
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::fprintf(stderr, "writing a full-geometry synthetic LM to %s ...\n", path.c_str());
@@ -77,8 +79,8 @@ double TernaryParams(const vibeasr::DecoderConfig& c) {
 // Bytes of weights one row streams: the packed ternary matrices and the head.
 double WeightBytes(const vibeasr::Decoder& d) {
   const auto& c = d.config();
-  const double head = static_cast<double>(c.vocab) * c.hidden *
-                      (d.head_mode() == HeadPrecision::kInt8 ? 1.0 : 2.0);
+  const double head =
+      static_cast<double>(c.vocab) * c.hidden * (d.head_mode() == HeadPrecision::kInt8 ? 1.0 : 2.0);
   return TernaryParams(c) / 4.0 + head;
 }
 
@@ -159,7 +161,8 @@ int RunStreams(const Options& o, const gguf::File& file, ThreadPool& pool, Sink*
 
 int RunDecoderSuite(const Options& o, Sink* sink) {
   if (o.table != nullptr && o.table->isa != kernels::Kernels().isa) {
-    std::fprintf(stderr, "tern-bench decoder: the decoder runs on the process ISA (%s); "
+    std::fprintf(stderr,
+                 "tern-bench decoder: the decoder runs on the process ISA (%s); "
                  "select another with TERN_ISA, not --isa\n",
                  kernels::IsaName(kernels::Kernels().isa));
     return 1;
@@ -190,8 +193,8 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
       return 1;
     }
     const auto& c = (*dec)->config();
-    std::fprintf(stderr, "%s head: loaded in %.0f ms (peak RSS %.0f MB)\n", head,
-                 load.ElapsedMs(), PeakRssBytes() / 1e6);
+    std::fprintf(stderr, "%s head: loaded in %.0f ms (peak RSS %.0f MB)\n", head, load.ElapsedMs(),
+                 PeakRssBytes() / 1e6);
     std::mt19937 rng(5);
     std::normal_distribution<float> nd(0.0f, 0.3f);
     std::vector<std::vector<float>> frames(kFrames, std::vector<float>(c.hidden));
@@ -225,8 +228,7 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
     for (int s = 0; s < kSteps; ++s) {
       int32_t tok;
       if (mode == HeadPrecision::kF16) {
-        tok = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) -
-                                   logits.begin());
+        tok = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
         forced.push_back(tok);
       } else {
         tok = forced[s];
@@ -255,15 +257,18 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
         }
       }
     }
-    std::fprintf(stderr, "%s head, %d threads: prefill %.1f ms wall / %.1f ms CPU; decode "
-                 "%.2f ms/token wall / %.2f ms CPU per token\n", head, o.threads,
-                 Median(prefill), Median(prefill_cpu), Median(decode), Median(decode_cpu));
+    std::fprintf(stderr,
+                 "%s head, %d threads: prefill %.1f ms wall / %.1f ms CPU; decode "
+                 "%.2f ms/token wall / %.2f ms CPU per token\n",
+                 head, o.threads, Median(prefill), Median(prefill_cpu), Median(decode),
+                 Median(decode_cpu));
     const double wbytes = WeightBytes(**dec);
     const double gbs = o.limits != nullptr ? o.limits->ReadGbs(o.threads) : 0;
     if (gbs > 0)
-      std::fprintf(stderr, "%s head: %.0f MB of weights per token; the %d-thread streaming read "
-                   "runs at %.1f GB/s, i.e. %.1f ms for those bytes\n", head, wbytes / 1e6,
-                   o.threads, gbs, wbytes / (gbs * 1e6));
+      std::fprintf(stderr,
+                   "%s head: %.0f MB of weights per token; the %d-thread streaming read "
+                   "runs at %.1f GB/s, i.e. %.1f ms for those bytes\n",
+                   head, wbytes / 1e6, o.threads, gbs, wbytes / (gbs * 1e6));
     Record rp;
     rp.kernel = std::string("decoder/prefill130/") + head;
     rp.isa = kernels::IsaName(kernels::Kernels().isa);
@@ -276,8 +281,10 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
     rp.median_us = Median(prefill) * 1e3;
     rp.weight_gbs = wbytes / (rp.median_us * 1e3);
     // Prefill is compute-bound: every row multiplies every ternary weight, the head runs once.
-    rp.gops = 2.0 * (TernaryParams(c) * static_cast<double>(rp.n) +
-                     static_cast<double>(c.vocab) * c.hidden) / (rp.median_us * 1e3);
+    rp.gops =
+        2.0 *
+        (TernaryParams(c) * static_cast<double>(rp.n) + static_cast<double>(c.vocab) * c.hidden) /
+        (rp.median_us * 1e3);
     rp.ratio_to = RatioTo::kInt8Peak;
     if (o.filter.empty() || rp.kernel.find(o.filter) != std::string::npos) sink->Emit(rp);
     Record rd = rp;
@@ -286,8 +293,8 @@ int RunDecoderSuite(const Options& o, Sink* sink) {
     rd.reps = kSteps;
     rd.median_us = Median(decode) * 1e3;
     rd.weight_gbs = wbytes / (rd.median_us * 1e3);
-    rd.gops = 2.0 * (TernaryParams(c) + static_cast<double>(c.vocab) * c.hidden) /
-              (rd.median_us * 1e3);
+    rd.gops =
+        2.0 * (TernaryParams(c) + static_cast<double>(c.vocab) * c.hidden) / (rd.median_us * 1e3);
     rd.ratio_to = RatioTo::kReadBw;
     if (o.filter.empty() || rd.kernel.find(o.filter) != std::string::npos) sink->Emit(rd);
   }

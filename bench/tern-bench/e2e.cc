@@ -61,7 +61,8 @@ int BenchE2E(int argc, char** argv) {
   app.add_option("--seconds", seconds, "length of the synthetic audio")->capture_default_str();
   app.add_option("-t,--threads", threads, "threads (default: all CPUs)");
   app.add_option("--tokens", tokens, "decode steps to force")->capture_default_str();
-  app.add_option("--repeats", repeats, "runs after one warm-up; medians are reported")->capture_default_str();
+  app.add_option("--repeats", repeats, "runs after one warm-up; medians are reported")
+      ->capture_default_str();
   app.add_flag("--json", json, "one JSON record instead of text");
   app.add_option("--busy", busy, "run N competing busy threads meanwhile (a shared machine)")
       ->check(CLI::Range(0, 256));
@@ -79,7 +80,8 @@ int BenchE2E(int argc, char** argv) {
   Result<HeadPrecision> precision = HeadPrecisionFromName(head);
   if (!precision.ok()) return fail(precision.status());
   mo.head = *precision;
-  if (threads < 0 || threads > 1024) return fail(InvalidArgumentError("--threads must be in [1, 1024]"));
+  if (threads < 0 || threads > 1024)
+    return fail(InvalidArgumentError("--threads must be in [1, 1024]"));
   if (tokens < 1 || repeats < 1 || !(seconds > 0))
     return fail(InvalidArgumentError("--tokens, --repeats and --seconds must be positive"));
 
@@ -127,7 +129,8 @@ int BenchE2E(int argc, char** argv) {
   const double weight_bytes =
       static_cast<double>(info.layers) *
           (static_cast<double>(info.hidden) * (2.0 * info.hidden + 2.0 * info.kv_heads * head_dim) +
-           3.0 * static_cast<double>(info.hidden) * info.ffn) / 4.0 +
+           3.0 * static_cast<double>(info.hidden) * info.ffn) /
+          4.0 +
       static_cast<double>(info.vocab) * info.hidden * (info.head == "int8" ? 1.0 : 2.0);
   const double read_gbs = limits.ReadGbs(last.threads);
   const double decode_ratio =
@@ -146,23 +149,27 @@ int BenchE2E(int argc, char** argv) {
         static_cast<long long>(last.metrics.prompt_reused_tokens),
         static_cast<long long>(last.metrics.decode_tokens), last.threads, last.isa.c_str(),
         info.head.c_str(), info.load_ms, Median(enc), Median(pre), Median(dec), Median(wall),
-        Median(rtf), rss_mb, repeats, weight_bytes / (Median(dec) * 1e6), read_gbs,
-        decode_ratio, limits.int8_gops_1t, limits.int8_gops_all);
+        Median(rtf), rss_mb, repeats, weight_bytes / (Median(dec) * 1e6), read_gbs, decode_ratio,
+        limits.int8_gops_1t, limits.int8_gops_all);
   } else {
-    std::printf("e2e: audio %.2f s, %lld frames, prompt %lld tokens (%lld reused), %lld decode "
-                "steps, %d threads, isa %s, head %s\n",
-                last.duration_s, static_cast<long long>(last.frames),
-                static_cast<long long>(last.metrics.prompt_tokens),
-                static_cast<long long>(last.metrics.prompt_reused_tokens),
-                static_cast<long long>(last.metrics.decode_tokens), last.threads,
-                last.isa.c_str(), info.head.c_str());
-    std::printf("  load %.1f ms | encoder %.1f ms | prefill %.1f ms | decode %.2f ms/token | "
-                "wall %.1f ms | RTF %.4f | peak RSS %.1f MB   (medians of %d)\n",
-                info.load_ms, Median(enc), Median(pre), Median(dec), Median(wall), Median(rtf),
-                rss_mb, repeats);
-    std::printf("  decode streams %.0f MB of weights per token: %.2f GB/s = %.2f of the %.1f GB/s "
-                "read bandwidth at %d threads\n", weight_bytes / 1e6,
-                weight_bytes / (Median(dec) * 1e6), decode_ratio, read_gbs, last.threads);
+    std::printf(
+        "e2e: audio %.2f s, %lld frames, prompt %lld tokens (%lld reused), %lld decode "
+        "steps, %d threads, isa %s, head %s\n",
+        last.duration_s, static_cast<long long>(last.frames),
+        static_cast<long long>(last.metrics.prompt_tokens),
+        static_cast<long long>(last.metrics.prompt_reused_tokens),
+        static_cast<long long>(last.metrics.decode_tokens), last.threads, last.isa.c_str(),
+        info.head.c_str());
+    std::printf(
+        "  load %.1f ms | encoder %.1f ms | prefill %.1f ms | decode %.2f ms/token | "
+        "wall %.1f ms | RTF %.4f | peak RSS %.1f MB   (medians of %d)\n",
+        info.load_ms, Median(enc), Median(pre), Median(dec), Median(wall), Median(rtf), rss_mb,
+        repeats);
+    std::printf(
+        "  decode streams %.0f MB of weights per token: %.2f GB/s = %.2f of the %.1f GB/s "
+        "read bandwidth at %d threads\n",
+        weight_bytes / 1e6, weight_bytes / (Median(dec) * 1e6), decode_ratio, read_gbs,
+        last.threads);
   }
   return 0;
 }
@@ -174,7 +181,5 @@ TERN_REGISTER_BENCH_MAIN(kRegisterE2E, "e2e",
                          "-t N [--tokens N] [--json])",
                          BenchE2E);
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 }  // namespace tern::cli

@@ -70,15 +70,18 @@ std::vector<float> SpeechLike(size_t n) {
     const float t = static_cast<float>(i) / 24000.0f;
     const float env = 0.5f + 0.5f * std::sin(2 * 3.14159265f * 3 * t);
     a[i] = env * (0.3f * std::sin(2 * 3.14159265f * 180 * t) +
-                  0.15f * std::sin(2 * 3.14159265f * 1200 * t)) + noise;
+                  0.15f * std::sin(2 * 3.14159265f * 1200 * t)) +
+           noise;
   }
   return a;
 }
 
 int RunEncoderSuite(const Options& o, Sink* sink) {
   if (o.table != nullptr && o.table->isa != kernels::Kernels().isa) {
-    std::fprintf(stderr, "tern-bench encoder: the encoder runs on the process ISA (%s); "
-                 "select another with TERN_ISA, not --isa\n", kernels::IsaName(kernels::Kernels().isa));
+    std::fprintf(stderr,
+                 "tern-bench encoder: the encoder runs on the process ISA (%s); "
+                 "select another with TERN_ISA, not --isa\n",
+                 kernels::IsaName(kernels::Kernels().isa));
     return 1;
   }
   const std::string path = BenchVaePath();
@@ -135,10 +138,9 @@ int RunEncoderSuite(const Options& o, Sink* sink) {
     // --clock cpu: process CPU time / threads (the shared machine is oversubscribed).
     const double cpu_med = cpu_ms[cpu_ms.size() / 2];
     const double med = o.clock == "cpu" ? cpu_med / o.threads : ms[ms.size() / 2];
-    const double macs = BranchMacs((*enc)->geometry(vibeasr::Branch::kAcoustic),
-                                   static_cast<int64_t>(n)) +
-                        BranchMacs((*enc)->geometry(vibeasr::Branch::kSemantic),
-                                   static_cast<int64_t>(n));
+    const double macs =
+        BranchMacs((*enc)->geometry(vibeasr::Branch::kAcoustic), static_cast<int64_t>(n)) +
+        BranchMacs((*enc)->geometry(vibeasr::Branch::kSemantic), static_cast<int64_t>(n));
     Record r;
     r.kernel = id;
     r.isa = kernels::IsaName(kernels::Kernels().isa);

@@ -33,8 +33,8 @@ struct Shape {
 };
 
 std::string CaseId(const Shape& s) {
-  return std::string(s.kernel) + "/" + std::to_string(s.k) + "x" + std::to_string(s.nr) +
-         "/n" + std::to_string(s.n);
+  return std::string(s.kernel) + "/" + std::to_string(s.k) + "x" + std::to_string(s.nr) + "/n" +
+         std::to_string(s.n);
 }
 
 // Copies of the packed weights to cycle through: 1 when hot, else enough to exceed the L3.
@@ -71,8 +71,8 @@ double MedianUs(const Options& o, int copies, int* reps, Fn&& fn) {
   return us[us.size() / 2];
 }
 
-Record MakeRecord(const Options& o, const Shape& s, const std::string& mode, int reps,
-                  double us, size_t weight_bytes) {
+Record MakeRecord(const Options& o, const Shape& s, const std::string& mode, int reps, double us,
+                  size_t weight_bytes) {
   Record r;
   r.kernel = s.kernel;
   r.isa = kernels::IsaName(o.table->isa);
@@ -135,8 +135,8 @@ Record RunI2s(const Options& o, ThreadPool& pool, const Shape& s, std::mt19937& 
       int64_t b, e;
       ThreadPool::Split(s.nr, t.i2s_row_align, tid, nth, &b, &e);
       if (b < e) {
-        t.gemm_i2s_i8(w.data() + c * bytes, s.k, s.nr, b, e, 0.5f, q.data(), s.k,
-                      scale.data(), sums.data(), s.n, out.data(), s.nr);
+        t.gemm_i2s_i8(w.data() + c * bytes, s.k, s.nr, b, e, 0.5f, q.data(), s.k, scale.data(),
+                      sums.data(), s.n, out.data(), s.nr);
       }
     });
   });
@@ -163,8 +163,7 @@ Record RunI8(const Options& o, ThreadPool& pool, const Shape& s, std::mt19937& r
       int64_t b, e;
       ThreadPool::Split(s.nr, t.i8_row_align, tid, nth, &b, &e);
       if (b < e) {
-        t.gemm_i8_i8(w.data() + c * bytes, s.k, s.nr, b, e, x.data(), s.k, s.n, out.data(),
-                     s.nr);
+        t.gemm_i8_i8(w.data() + c * bytes, s.k, s.nr, b, e, x.data(), s.k, s.n, out.data(), s.nr);
       }
     });
   });
@@ -204,8 +203,8 @@ Record RunF16(const Options& o, ThreadPool& pool, const Shape& s, std::mt19937& 
 
 int RunKernels(const Options& o, Sink* sink) {
   std::vector<Shape> shapes;
-  const int64_t kDecoder[][2] = {{1536, 1536}, {1536, 256}, {1536, 8960}, {8960, 1536},
-                                 {1536, 151936}};
+  const int64_t kDecoder[][2] = {
+      {1536, 1536}, {1536, 256}, {1536, 8960}, {8960, 1536}, {1536, 151936}};
   for (int64_t n : {1, 72, 512}) {
     for (const auto& kn : kDecoder) shapes.push_back({"i2s_i8", kn[0], kn[1], n});
   }
@@ -215,8 +214,8 @@ int RunKernels(const Options& o, Sink* sink) {
   }
   // Encoder: stage 4-6 downsampling convs as GEMMs (K = C_in * kernel 16 after im2col), and the
   // stage-6 ConvNeXt FFN (2048 -> 8192 -> 2048), at a few hundred frames.
-  const int64_t kEncoder[][2] = {{256 * 16, 512}, {512 * 16, 1024}, {1024 * 16, 2048},
-                                 {2048, 8192}, {8192, 2048}};
+  const int64_t kEncoder[][2] = {
+      {256 * 16, 512}, {512 * 16, 1024}, {1024 * 16, 2048}, {2048, 8192}, {8192, 2048}};
   for (const auto& kn : kEncoder) shapes.push_back({"i8_i8_enc", kn[0], kn[1], 256});
   // The stage-6 conv and FFN as a 3.5 s clip runs them: 26 frames, so each weight byte is
   // used 26 times and the weights (~300 MB per branch for the stage) stream from DRAM.
@@ -224,7 +223,7 @@ int RunKernels(const Options& o, Sink* sink) {
     shapes.push_back({"i8_i8_enc", kn[0], kn[1], 26});
   // Stages 0-2 FFNs (C -> 4C -> C, C = 32/64/128) one 32-frame tile at a time, as
   // ops::MlpReluI8s calls them: short dot products, small outputs.
-  const int64_t kEarlyFfn[][2] = {{32, 128}, {128, 32}, {64, 256},
+  const int64_t kEarlyFfn[][2] = {{32, 128}, {128, 32},  {64, 256},
                                   {256, 64}, {128, 512}, {512, 128}};
   for (const auto& kn : kEarlyFfn) shapes.push_back({"i8_i8_enc", kn[0], kn[1], 32});
 

@@ -42,13 +42,16 @@ int LimitsMain(int argc, char** argv) {
   }
   const MachineLimits m = MeasureLimits(*isa, threads);
   if (json) {
-    const nlohmann::json j = {{"bench", "limits"},          {"isa", m.isa},
-                              {"dot_probe", m.dot_probe},   {"read_probe", m.read_probe},
+    const nlohmann::json j = {{"bench", "limits"},
+                              {"isa", m.isa},
+                              {"dot_probe", m.dot_probe},
+                              {"read_probe", m.read_probe},
                               {"threads_all", m.threads_all},
                               {"int8_gops_1t", m.int8_gops_1t},
                               {"int8_gops_all", m.int8_gops_all},
                               {"read_gbs_1t", m.read_gbs_1t},
-                              {"read_gbs_all", m.read_gbs_all}, {"seconds", m.seconds}};
+                              {"read_gbs_all", m.read_gbs_all},
+                              {"seconds", m.seconds}};
     std::printf("%s\n", j.dump(1).c_str());
     return 0;
   }
@@ -56,8 +59,10 @@ int LimitsMain(int argc, char** argv) {
               m.seconds);
   std::printf("  int8 dot peak   [%s]: %8.1f GOPS at 1 thread, %8.1f GOPS at %d threads\n",
               m.dot_probe.c_str(), m.int8_gops_1t, m.int8_gops_all, m.threads_all);
-  std::printf("  streaming read  [%s, 256 MiB]: %6.1f GB/s at 1 thread, %6.1f GB/s at %d "
-              "threads\n", m.read_probe.c_str(), m.read_gbs_1t, m.read_gbs_all, m.threads_all);
+  std::printf(
+      "  streaming read  [%s, 256 MiB]: %6.1f GB/s at 1 thread, %6.1f GB/s at %d "
+      "threads\n",
+      m.read_probe.c_str(), m.read_gbs_1t, m.read_gbs_all, m.threads_all);
   return 0;
 }
 

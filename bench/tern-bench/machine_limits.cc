@@ -39,8 +39,7 @@ Probes ProbesFor(kernels::Isa isa) {
   if (isa == kernels::Isa::kAvx512 && f.HasAvx512Tier()) {
     p = {limits::ReadSumAvx512, limits::DotAvx512Vnni, limits::kDotAvx512Ops,
          "vpdpbusd zmm (AVX-512 VNNI)", "512-bit loads"};
-  } else if ((isa == kernels::Isa::kAvx2 || isa == kernels::Isa::kAvx512) &&
-             f.HasAvx2Tier()) {
+  } else if ((isa == kernels::Isa::kAvx2 || isa == kernels::Isa::kAvx512) && f.HasAvx2Tier()) {
     p = {limits::ReadSumAvx2, limits::DotAvx2, limits::kDotAvx2Ops,
          "vpmaddubsw+vpmaddwd+vpaddd ymm (AVX2)", "256-bit loads"};
   }
@@ -90,8 +89,7 @@ int AllowedCpus() {
 }
 
 double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // CPU time of the calling thread. The dot peak is a property of a core, so it is timed in

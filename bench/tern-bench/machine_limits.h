@@ -11,10 +11,10 @@
 namespace tern::cli::bench {
 
 struct MachineLimits {
-  std::string isa;         // kernel ISA whose probes ran
-  std::string dot_probe;   // the instruction sequence timed for the int8 peak
-  std::string read_probe;  // the loads timed for the bandwidth
-  int threads_all = 1;     // "all CPUs": the threads the process may run on
+  std::string isa;                             // kernel ISA whose probes ran
+  std::string dot_probe;                       // the instruction sequence timed for the int8 peak
+  std::string read_probe;                      // the loads timed for the bandwidth
+  int threads_all = 1;                         // "all CPUs": the threads the process may run on
   double int8_gops_1t = 0, int8_gops_all = 0;  // 1 MAC = 2 ops
   double read_gbs_1t = 0, read_gbs_all = 0;    // 1e9 bytes/s
   double seconds = 0;                          // time the probes took

@@ -25,10 +25,14 @@ std::vector<Suite>& Registry() {
 
 const char* RatioToName(RatioTo r) {
   switch (r) {
-    case RatioTo::kInt8Peak: return "int8_peak";
-    case RatioTo::kReadBw: return "read_bw";
-    case RatioTo::kInt8Floor: return "int8_floor";
-    case RatioTo::kNone: break;
+    case RatioTo::kInt8Peak:
+      return "int8_peak";
+    case RatioTo::kReadBw:
+      return "read_bw";
+    case RatioTo::kInt8Floor:
+      return "int8_floor";
+    case RatioTo::kNone:
+      break;
   }
   return "";
 }
@@ -57,7 +61,8 @@ void Sink::Emit(Record r) {
 }
 
 void PrintLimits(FILE* f, const MachineLimits& m) {
-  std::fprintf(f, "limits (%s, %.1f s): int8 peak %.1f GOPS/thread, %.1f GOPS at %d threads "
+  std::fprintf(f,
+               "limits (%s, %.1f s): int8 peak %.1f GOPS/thread, %.1f GOPS at %d threads "
                "[%s]; streaming read %.1f GB/s at 1 thread, %.1f GB/s at %d [%s]\n",
                m.isa.c_str(), m.seconds, m.int8_gops_1t, m.int8_gops_all, m.threads_all,
                m.dot_probe.c_str(), m.read_gbs_1t, m.read_gbs_all, m.threads_all,
@@ -92,8 +97,8 @@ namespace {
 
 void PrintHeader() {
   std::printf("%-16s %-7s %6s %7s %4s %3s %-4s %-4s %5s %12s %9s %9s %6s %s\n", "kernel", "isa",
-              "K", "N", "n", "thr", "mode", "clk", "reps", "median_us", "GOPS", "wGB/s",
-              "ratio", "of");
+              "K", "N", "n", "thr", "mode", "clk", "reps", "median_us", "GOPS", "wGB/s", "ratio",
+              "of");
 }
 
 void PrintRow(const bench::Record& r) {
@@ -103,8 +108,8 @@ void PrintRow(const bench::Record& r) {
     std::printf("%-16s %-7s %6lld %7lld %4lld %3d %-4s %-4s %5d %12.1f %9.1f %9.2f %6s %s\n",
                 r.kernel.c_str(), r.isa.c_str(), static_cast<long long>(r.k),
                 static_cast<long long>(r.n_rows), static_cast<long long>(r.n), r.threads,
-                r.mode.c_str(), r.clock.c_str(), r.reps, r.median_us, r.gops, r.weight_gbs,
-                ratio, r.ratio > 0 ? bench::RatioToName(r.ratio_to) : "");
+                r.mode.c_str(), r.clock.c_str(), r.reps, r.median_us, r.gops, r.weight_gbs, ratio,
+                r.ratio > 0 ? bench::RatioToName(r.ratio_to) : "");
     std::fflush(stdout);
   }
 }
@@ -112,10 +117,17 @@ void PrintRow(const bench::Record& r) {
 void PrintJson(const std::vector<bench::Record>& recs) {
   nlohmann::json out = nlohmann::json::array();
   for (const bench::Record& r : recs) {
-    out.push_back({{"kernel", r.kernel}, {"isa", r.isa}, {"K", r.k}, {"N", r.n_rows},
-                   {"n", r.n}, {"threads", r.threads}, {"mode", r.mode}, {"clock", r.clock},
+    out.push_back({{"kernel", r.kernel},
+                   {"isa", r.isa},
+                   {"K", r.k},
+                   {"N", r.n_rows},
+                   {"n", r.n},
+                   {"threads", r.threads},
+                   {"mode", r.mode},
+                   {"clock", r.clock},
                    {"reps", r.reps},
-                   {"median_us", r.median_us}, {"gops", r.gops},
+                   {"median_us", r.median_us},
+                   {"gops", r.gops},
                    {"weight_gbs", r.weight_gbs}});
     nlohmann::json& j = out.back();
     if (r.streams > 0) {
@@ -149,8 +161,7 @@ int RunBench(int argc, char** argv) {
   bool json = false;
   bench::Options opt;
   app.add_option("suite", suite_name, "which suite to run")->required();
-  app.add_option("--threads", opt.threads, "worker threads")
-      ->check(CLI::Range(1, 256));
+  app.add_option("--threads", opt.threads, "worker threads")->check(CLI::Range(1, 256));
   app.add_flag("--json", json, "print records as a JSON array");
   app.add_option("--isa", isa_name, "kernel ISA (default: TERN_ISA or the best available)");
   app.add_option("--mode", opt.mode, "weights hot (reused), cold (streamed from DRAM), auto")

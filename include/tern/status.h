@@ -49,11 +49,13 @@ class [[nodiscard]] Status {
 // printf-style message formatting for the helpers below.
 std::string StrFormat(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
-#define TERN_DEFINE_ERROR_HELPER(Name, Code)                                     \
-  template <typename... Args>                                                    \
-  Status Name(const char* fmt, Args... args) {                                   \
-    if constexpr (sizeof...(Args) == 0) return Status(ErrorCode::Code, fmt);     \
-    else return Status(ErrorCode::Code, StrFormat(fmt, args...));                \
+#define TERN_DEFINE_ERROR_HELPER(Name, Code)                   \
+  template <typename... Args>                                  \
+  Status Name(const char* fmt, Args... args) {                 \
+    if constexpr (sizeof...(Args) == 0)                        \
+      return Status(ErrorCode::Code, fmt);                     \
+    else                                                       \
+      return Status(ErrorCode::Code, StrFormat(fmt, args...)); \
   }
 TERN_DEFINE_ERROR_HELPER(InvalidArgumentError, kInvalidArgument)
 TERN_DEFINE_ERROR_HELPER(NotFoundError, kNotFound)
@@ -68,7 +70,7 @@ TERN_DEFINE_ERROR_HELPER(InternalError, kInternal)
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {}  // NOLINT
   bool ok() const { return std::holds_alternative<T>(v_); }
   const Status& status() const {
@@ -93,9 +95,9 @@ class [[nodiscard]] Result {
 #define TERN_CONCAT(a, b) TERN_CONCAT_INNER(a, b)
 
 // Returns the Status from the enclosing function if `expr` is not OK.
-#define TERN_RETURN_IF_ERROR(expr)              \
-  do {                                          \
-    ::tern::Status tern_status_ = (expr);       \
+#define TERN_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::tern::Status tern_status_ = (expr);        \
     if (!tern_status_.ok()) return tern_status_; \
   } while (0)
 

@@ -58,11 +58,11 @@ struct TrainedWith {
 
 struct ModelInfo {
   std::string vae_path, lm_path;
-  std::string name;          // general.name of the LM file, if any
+  std::string name;  // general.name of the LM file, if any
   int64_t vocab = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, ffn = 0;
-  int64_t context = 0;       // qwen2.context_length
-  std::string head;          // "f16" or "int8"
-  std::string isa;           // kernel ISA in use ("avx512", "avx2", "neon", "scalar")
+  int64_t context = 0;  // qwen2.context_length
+  std::string head;     // "f16" or "int8"
+  std::string isa;      // kernel ISA in use ("avx512", "avx2", "neon", "scalar")
   double load_ms = 0;
   TrainedWith trained;
 };
@@ -98,11 +98,11 @@ enum class PromptFormat {
 struct DecodingOptions {
   // Greedy (ties to the lowest id) when temperature == 0 and beam == 1.
   float temperature = 0.0f;
-  int top_k = 0;              // 0: no top-k cut
-  float top_p = 1.0f;         // 1: no nucleus cut
+  int top_k = 0;       // 0: no top-k cut
+  float top_p = 1.0f;  // 1: no nucleus cut
   uint64_t seed = 42;
-  int beam = 1;               // > 1: beam search with this width (deterministic)
-  int max_tokens = 1024;      // generated tokens, including the model's own header
+  int beam = 1;           // > 1: beam search with this width (deterministic)
+  int max_tokens = 1024;  // generated tokens, including the model's own header
   // Stop (with a warning) when the tail repeats an n-gram this many times in a row.
   bool repetition_guard = true;
   int repetition_max_repeats = 8;
@@ -127,7 +127,7 @@ Result<std::vector<std::string>> SplitHotwords(std::string_view list);
 
 struct TranscribeOptions {
   PromptFormat format = PromptFormat::kText;
-  std::string context;        // extra info folded into the prompt ("with extra info: ...")
+  std::string context;  // extra info folded into the prompt ("with extra info: ...")
   DecodingOptions decoding;
   // Long audio. 0: one prompt for the whole audio when its pads and max_tokens fit the
   // decoder's context, else consecutive pieces that do (cut at the quietest moment near each
@@ -165,8 +165,8 @@ struct Segment {
 };
 
 struct Metrics {
-  double audio_ms = 0;        // decode + resample + normalize (when the Session loaded it)
-  double encoder_ms = 0;      // both branches
+  double audio_ms = 0;    // decode + resample + normalize (when the Session loaded it)
+  double encoder_ms = 0;  // both branches
   double prefill_ms = 0;
   double decode_ms = 0;
   int64_t prompt_tokens = 0;
@@ -175,34 +175,34 @@ struct Metrics {
   double decode_ms_per_token() const {
     return decode_tokens > 0 ? decode_ms / static_cast<double>(decode_tokens) : 0.0;
   }
-  double wall_ms = 0;         // encoder + prefill + decode + text
-  double rtf = 0;             // wall / audio duration
+  double wall_ms = 0;  // encoder + prefill + decode + text
+  double rtf = 0;      // wall / audio duration
   size_t peak_rss_bytes = 0;
   std::vector<std::pair<std::string, double>> stages;  // encoder per-stage ms
 };
 
 struct Transcript {
-  std::string text;                 // the whole transcript
-  std::vector<Segment> segments;    // parsed JSON segments, or one segment with the text
-  bool structured = false;          // true when segments came from the model's JSON
+  std::string text;                       // the whole transcript
+  std::vector<Segment> segments;          // parsed JSON segments, or one segment with the text
+  bool structured = false;                // true when segments came from the model's JSON
   std::vector<int32_t> prompt_token_ids;  // the prompt as built, pads included
   std::vector<int32_t> token_ids;         // every generated id, incl. header and stop token
   // With DecodingOptions::logprobs: log p(id | everything before) under the model's own
   // distribution (temperature 1), one per token_ids entry; a confidence signal.
   std::vector<float> token_logprobs;
-  std::string stop_reason;          // "eos", "max_tokens", "repetition"
+  std::string stop_reason;  // "eos", "max_tokens", "repetition"
   std::vector<std::string> warnings;
-  int64_t frames = 0;               // encoder frames fed to the decoder
-  double duration_s = 0;            // of the audio transcribed
-  double offset_s = 0;              // its start in the source (Audio::offset_s): segment and
-                                    // piece times include it
+  int64_t frames = 0;     // encoder frames fed to the decoder
+  double duration_s = 0;  // of the audio transcribed
+  double offset_s = 0;    // its start in the source (Audio::offset_s): segment and
+                          // piece times include it
   // Audio longer than one prompt holds (see TranscribeOptions::chunk_seconds): the [start,
   // end) seconds of each piece, in order; empty when the audio went in one prompt. Then
   // prompt_token_ids is the first piece's prompt and token_ids the pieces' ids in turn.
   std::vector<std::pair<double, double>> pieces;
   Metrics metrics;
-  std::string model;                // LM file name (general.name when present)
-  std::string head;                 // "f16" or "int8"
+  std::string model;  // LM file name (general.name when present)
+  std::string head;   // "f16" or "int8"
   std::string isa;
   int threads = 0;
 };
@@ -255,8 +255,8 @@ struct LiveOptions {
   // Prompt format, context and decoding (hotwords included) for every piece; chunk_seconds,
   // on_progress and on_text are not used (a piece is one prompt; the events carry the text).
   TranscribeOptions transcribe;
-  int sample_rate = 24000;         // of the samples given to Feed; others are resampled
-  double update_seconds = 0.5;     // a partial result each time this much new audio arrived
+  int sample_rate = 24000;      // of the samples given to Feed; others are resampled
+  double update_seconds = 0.5;  // a partial result each time this much new audio arrived
   // A pause: this long with every 10 ms frame at least silence_db below the loudest frame of
   // the piece (and of the piece before it), or below -55 dBFS.
   double pause_seconds = 0.5;
@@ -288,7 +288,7 @@ struct LiveEvent {
   int64_t heard_sample = 0;
   double start_s() const { return static_cast<double>(start_sample) / 24000.0; }
   double end_s() const { return static_cast<double>(end_sample) / 24000.0; }
-  std::string text;   // as Transcript::text (kPartial, kFinal)
+  std::string text;  // as Transcript::text (kPartial, kFinal)
   // From the Feed (or Finish) call that delivered heard_sample to the event being ready:
   // the compute lag a caller feeding in real time sees.
   double lag_ms = 0;

@@ -18,8 +18,8 @@ enum class HeadPrecision {
 };
 
 struct AudioOptions {
-  bool normalize = true;      // RMS-normalize to -25 dBFS (as VibeVoice's processor does)
-  bool clip_guard = true;     // then divide by max|x| when it exceeds 1 (only with normalize)
+  bool normalize = true;   // RMS-normalize to -25 dBFS (as VibeVoice's processor does)
+  bool clip_guard = true;  // then divide by max|x| when it exceeds 1 (only with normalize)
   // Longer input is an error naming this limit. 3 hours: the decoder's trained context
   // (65 536 positions at 7.5 frames/s) covers about 2.4 h, so longer input cannot be
   // transcribed in one pass anyway; 3 h of 24 kHz float samples is 1 GB, a bound a server
@@ -37,11 +37,11 @@ struct AudioOptions {
 
 // Mono float samples at 24 kHz, the rate the model consumes.
 struct Audio {
-  std::string name;           // path or caller-given name, for messages
+  std::string name;  // path or caller-given name, for messages
   std::vector<float> samples;
   int source_rate = 0;
   int source_channels = 0;
-  double offset_s = 0;        // where samples[0] lies in the source, seconds
+  double offset_s = 0;  // where samples[0] lies in the source, seconds
   // What normalization multiplied the source by (1: none, or samples made by the caller):
   // samples / gain is the source's level, which the no-speech check measures.
   float gain = 1.0f;

@@ -63,8 +63,10 @@ Status CheckWavTruncation(SNDFILE* f, const SF_INFO& info, const std::string& na
   unsigned long long declared = 0, present = 0;
   if (d != nullptr && std::sscanf(d, "\ndata : %llu (should be %llu)", &declared, &present) == 2 &&
       declared > present && declared != 0xFFFFFFFFull) {
-    return FormatError("%s: truncated WAV: the header declares %llu bytes of audio data, the file "
-                       "holds %llu", name.c_str(), declared, present);
+    return FormatError(
+        "%s: truncated WAV: the header declares %llu bytes of audio data, the file "
+        "holds %llu",
+        name.c_str(), declared, present);
   }
   return Status::Ok();
 }
@@ -95,7 +97,8 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
         options.max_seconds);
   };
   // The header's frame count (when it has one) lets a too-long file fail before decoding.
-  if (info.frames > 0 && info.frames != SF_COUNT_MAX && static_cast<double>(info.frames) > max_frames_d) {
+  if (info.frames > 0 && info.frames != SF_COUNT_MAX &&
+      static_cast<double>(info.frames) > max_frames_d) {
     return too_long(static_cast<double>(info.frames) / rate);
   }
 
@@ -134,7 +137,8 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
       peak = std::fmax(peak, std::fabs(mono[i]));
     }
     total += got;
-    if (static_cast<double>(total) > max_frames_d) return too_long(-static_cast<double>(total) / rate);
+    if (static_cast<double>(total) > max_frames_d)
+      return too_long(-static_cast<double>(total) / rate);
     if (soxr) {
       TERN_RETURN_IF_ERROR(soxr->Push(mono.data(), mono.size(), &out.samples));
     } else {
@@ -149,12 +153,16 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
   // FLAC's STREAMINFO holds the exact length; fewer decoded frames means a cut stream.
   if ((info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_FLAC && info.frames > 0 &&
       total < info.frames) {
-    return FormatError("%s: truncated or corrupt FLAC: the header declares %lld frames, only %lld "
-                       "decode", n, static_cast<long long>(info.frames), static_cast<long long>(total));
+    return FormatError(
+        "%s: truncated or corrupt FLAC: the header declares %lld frames, only %lld "
+        "decode",
+        n, static_cast<long long>(info.frames), static_cast<long long>(total));
   }
   if (peak == 0.0f) {
-    return InvalidArgumentError("%s: audio is silent (every sample is zero after mixing to "
-                                "mono); nothing to transcribe", n);
+    return InvalidArgumentError(
+        "%s: audio is silent (every sample is zero after mixing to "
+        "mono); nothing to transcribe",
+        n);
   }
   if (soxr) {
     TERN_RETURN_IF_ERROR(soxr->Finish(&out.samples));
@@ -171,13 +179,15 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
     const int64_t size = static_cast<int64_t>(out.samples.size());
     const int64_t b = std::llround(options.offset_s * kTargetRate);
     if (b >= size) {
-      return InvalidArgumentError("%s: --offset %.3f s is at or past the end of the audio "
-                                  "(%.3f s)", n, options.offset_s,
-                                  static_cast<double>(size) / kTargetRate);
+      return InvalidArgumentError(
+          "%s: --offset %.3f s is at or past the end of the audio "
+          "(%.3f s)",
+          n, options.offset_s, static_cast<double>(size) / kTargetRate);
     }
-    const int64_t e = options.duration_s > 0
-        ? std::min<int64_t>(size, b + std::llround(options.duration_s * kTargetRate))
-        : size;
+    const int64_t e =
+        options.duration_s > 0
+            ? std::min<int64_t>(size, b + std::llround(options.duration_s * kTargetRate))
+            : size;
     if (e <= b) {
       return InvalidArgumentError("%s: --duration %g s is less than one sample", n,
                                   options.duration_s);
@@ -186,9 +196,10 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
     out.samples.erase(out.samples.begin(), out.samples.begin() + b);
     out.offset_s = static_cast<double>(b) / kTargetRate;
     if (std::all_of(out.samples.begin(), out.samples.end(), [](float v) { return v == 0.0f; })) {
-      return InvalidArgumentError("%s: the excerpt [%.3f, %.3f) s is silent; nothing to "
-                                  "transcribe", n, out.offset_s,
-                                  static_cast<double>(e) / kTargetRate);
+      return InvalidArgumentError(
+          "%s: the excerpt [%.3f, %.3f) s is silent; nothing to "
+          "transcribe",
+          n, out.offset_s, static_cast<double>(e) / kTargetRate);
     }
   }
   if (options.normalize) {
@@ -212,14 +223,15 @@ std::mutex& OpenMutex() {
 
 // Call with OpenMutex() held. sf_strerror(nullptr) is the message of the last failed open.
 Status OpenError(const std::string& name) {
-  return FormatError("%s: not a readable audio file (WAV, FLAC, OGG/Vorbis, MP3, ...): "
-                     "libsndfile: %s", name.c_str(), sf_strerror(nullptr));
+  return FormatError(
+      "%s: not a readable audio file (WAV, FLAC, OGG/Vorbis, MP3, ...): "
+      "libsndfile: %s",
+      name.c_str(), sf_strerror(nullptr));
 }
 
 }  // namespace
 
-Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options,
-                        Resampler resampler) {
+Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options, Resampler resampler) {
   TERN_RETURN_IF_ERROR(options.Validate());
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
@@ -227,7 +239,8 @@ Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options,
     if (e == ENOENT) return NotFoundError("%s: no such file", path.c_str());
     return IoError("%s: %s", path.c_str(), std::strerror(e));
   }
-  if (S_ISDIR(st.st_mode)) return InvalidArgumentError("%s: is a directory, not an audio file", path.c_str());
+  if (S_ISDIR(st.st_mode))
+    return InvalidArgumentError("%s: is a directory, not an audio file", path.c_str());
   if (st.st_size == 0) return FormatError("%s: file is empty", path.c_str());
   SF_INFO info{};
   SndfilePtr f;

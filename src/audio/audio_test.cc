@@ -80,7 +80,8 @@ std::vector<int16_t> RandomS16(size_t n, uint32_t seed) {
 
 std::vector<float> Sine(int rate, double hz, double amp, size_t n) {
   std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(amp * std::sin(2 * M_PI * hz * i / rate));
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<float>(amp * std::sin(2 * M_PI * hz * i / rate));
   return v;
 }
 
@@ -143,7 +144,8 @@ TEST(Audio, Resample16kTo24kKeepsFrequencyAndLength) {
   TempDir dir;
   const size_t n = 16000;
   const std::string path = dir.File("sine16k.wav");
-  ASSERT_TRUE(WriteFloat(path, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 16000, 1, Sine(16000, 440, 0.5, n)));
+  ASSERT_TRUE(
+      WriteFloat(path, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 16000, 1, Sine(16000, 440, 0.5, n)));
   auto a = LoadAudio(path, Raw());
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_NEAR(static_cast<double>(a->samples.size()), n * 24000.0 / 16000.0, 1.0);
@@ -197,7 +199,8 @@ TEST(Audio, SoxrOutputDoesNotDependOnBlocking) {
 
 TEST(Audio, RealLibriSpeechClipsLoadAt24k) {
   for (const char* id : {"6930-75918-0000", "6930-75918-0001"}) {
-    const std::string path = std::string(TERN_SPEECH_DIR) + "/librispeech_test_clean_" + id + ".wav";
+    const std::string path =
+        std::string(TERN_SPEECH_DIR) + "/librispeech_test_clean_" + id + ".wav";
     SF_INFO info{};
     SNDFILE* f = sf_open(path.c_str(), SFM_READ, &info);
     ASSERT_NE(f, nullptr) << path;
@@ -413,7 +416,8 @@ TEST(AudioErrors, TruncatedStreams) {
 TEST(AudioErrors, Content) {
   TempDir dir;
   const std::string silent = dir.File("silent.wav");
-  ASSERT_TRUE(WriteS16(silent, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 16000, 1, std::vector<int16_t>(8000, 0)));
+  ASSERT_TRUE(
+      WriteS16(silent, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 16000, 1, std::vector<int16_t>(8000, 0)));
   ExpectError(LoadAudio(silent), ErrorCode::kInvalidArgument, {"silent.wav", "silent"});
   // Opposite channels cancel in the mix: also silent.
   std::vector<int16_t> anti(2 * 1000);
@@ -462,8 +466,8 @@ TEST(Audio, ExcerptIsTheSliceOfTheWhole) {
   o.duration_s = 0.5;
   auto part = LoadAudio(path, o);
   ASSERT_TRUE(part.ok()) << part.status().ToString();
-  EXPECT_EQ(part->samples, std::vector<float>(whole->samples.begin() + 6000,
-                                              whole->samples.begin() + 18000));
+  EXPECT_EQ(part->samples,
+            std::vector<float>(whole->samples.begin() + 6000, whole->samples.begin() + 18000));
   EXPECT_DOUBLE_EQ(part->offset_s, 0.25);
   EXPECT_DOUBLE_EQ(part->duration_s(), 0.5);
   o.duration_s = 0;  // to the end
@@ -479,7 +483,8 @@ TEST(Audio, ExcerptIsTheSliceOfTheWhole) {
   EXPECT_NEAR(20 * std::log10(Rms(normalized->samples)), -25.0, 0.01);
 
   o.offset_s = 1.0;
-  ExpectError(LoadAudio(path, o), ErrorCode::kInvalidArgument, {"e.wav", "--offset", "past the end"});
+  ExpectError(LoadAudio(path, o), ErrorCode::kInvalidArgument,
+              {"e.wav", "--offset", "past the end"});
   o.offset_s = 0;
   o.duration_s = 1e-6;
   ExpectError(LoadAudio(path, o), ErrorCode::kInvalidArgument, {"e.wav", "--duration"});
@@ -513,7 +518,8 @@ TEST(AudioErrors, LengthLimitAndOptions) {
   EXPECT_TRUE(LoadAudio(path, o).ok());
   // Without a frame count in the header (OGG) the limit is enforced while decoding.
   const std::string ogg = dir.File("long.ogg");
-  ASSERT_TRUE(WriteFloat(ogg, SF_FORMAT_OGG | SF_FORMAT_VORBIS, 16000, 1, Sine(16000, 200, 0.3, 160000)));
+  ASSERT_TRUE(
+      WriteFloat(ogg, SF_FORMAT_OGG | SF_FORMAT_VORBIS, 16000, 1, Sine(16000, 200, 0.3, 160000)));
   o.max_seconds = 2.0;
   ExpectError(LoadAudio(ogg, o), ErrorCode::kResourceExhausted, {"long.ogg", "2.0 s"});
 

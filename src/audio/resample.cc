@@ -52,7 +52,8 @@ Status SoxrResampler::Finish(std::vector<float>* out) {
     const size_t base = out->size();
     out->resize(base + room);
     size_t odone = 0;
-    soxr_error_t err = soxr_process(s_->soxr, nullptr, 0, nullptr, out->data() + base, room, &odone);
+    soxr_error_t err =
+        soxr_process(s_->soxr, nullptr, 0, nullptr, out->data() + base, room, &odone);
     out->resize(base + odone);
     if (err != nullptr) return InternalError("soxr: %s", err);
     if (odone == 0) return Status::Ok();

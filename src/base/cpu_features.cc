@@ -30,8 +30,8 @@ CpuFeatures Detect() {
   const bool f16c = (ecx >> 29) & 1;
   if (!osxsave || !avx) return f;
   const unsigned long long xcr0 = ReadXcr0();
-  const bool ymm_state = (xcr0 & 0x6) == 0x6;      // SSE + AVX state
-  const bool zmm_state = (xcr0 & 0xe6) == 0xe6;    // + opmask, ZMM_Hi256, Hi16_ZMM
+  const bool ymm_state = (xcr0 & 0x6) == 0x6;    // SSE + AVX state
+  const bool zmm_state = (xcr0 & 0xe6) == 0xe6;  // + opmask, ZMM_Hi256, Hi16_ZMM
   if (!ymm_state) return f;
   f.fma = fma;
   f.f16c = f16c;

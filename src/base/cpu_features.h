@@ -8,7 +8,7 @@ namespace tern {
 struct CpuFeatures {
   // x86: each flag requires both the cpuid bit and OS support of the register state (XCR0).
   bool sse42 = false;
-  bool avx2 = false;    // AVX2 + FMA + F16C (the tern "avx2" tier needs all three)
+  bool avx2 = false;  // AVX2 + FMA + F16C (the tern "avx2" tier needs all three)
   bool fma = false;
   bool f16c = false;
   bool avx512f = false;

@@ -20,8 +20,8 @@ HugeBuffer HugeBuffer::Allocate(size_t bytes) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t len = (bytes + page - 1) / page * page;
   if (len < bytes || len > SIZE_MAX - kHugePage) return b;
-  void* p = ::mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+  void* p =
+      ::mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return b;
   const uintptr_t raw = reinterpret_cast<uintptr_t>(p);
   const uintptr_t start = (raw + kHugePage - 1) / kHugePage * kHugePage;

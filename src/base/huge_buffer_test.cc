@@ -15,9 +15,8 @@ bool AllZero(const HugeBuffer& b) {
 }
 
 TEST(HugeBuffer, SizesAreExactZeroFilledAndWritable) {
-  for (size_t bytes : {size_t{1}, size_t{4095}, HugeBuffer::kHugePage - 1,
-                       HugeBuffer::kHugePage, HugeBuffer::kHugePage + 1,
-                       3 * HugeBuffer::kHugePage + 12345}) {
+  for (size_t bytes : {size_t{1}, size_t{4095}, HugeBuffer::kHugePage - 1, HugeBuffer::kHugePage,
+                       HugeBuffer::kHugePage + 1, 3 * HugeBuffer::kHugePage + 12345}) {
     HugeBuffer b = HugeBuffer::Allocate(bytes);
     ASSERT_EQ(b.size(), bytes);
     ASSERT_NE(b.data(), nullptr);

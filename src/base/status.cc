@@ -7,15 +7,24 @@ namespace tern {
 
 const char* ErrorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kOk: return "ok";
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kNotFound: return "not found";
-    case ErrorCode::kIo: return "i/o error";
-    case ErrorCode::kFormat: return "format error";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kResourceExhausted: return "limit exceeded";
-    case ErrorCode::kCancelled: return "cancelled";
-    case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kOk:
+      return "ok";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kNotFound:
+      return "not found";
+    case ErrorCode::kIo:
+      return "i/o error";
+    case ErrorCode::kFormat:
+      return "format error";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kResourceExhausted:
+      return "limit exceeded";
+    case ErrorCode::kCancelled:
+      return "cancelled";
+    case ErrorCode::kInternal:
+      return "internal error";
   }
   return "unknown error";
 }

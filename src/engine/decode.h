@@ -34,7 +34,6 @@ struct Decoded {
   double no_speech_prob = -1;
 };
 
-
 // What every decode loop reads: the tokenizer and special ids, the hotword boosts (built
 // once per call) and the caller's options.
 struct DecodeContext {

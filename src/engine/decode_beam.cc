@@ -50,17 +50,19 @@ Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& p
       std::vector<int32_t> idx(lp.size());
       for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int32_t>(i);
       const size_t k = std::min<size_t>(static_cast<size_t>(d.beam), idx.size());
-      std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(),
-                        [&lp](int32_t a, int32_t b) { return lp[a] > lp[b] || (lp[a] == lp[b] && a < b); });
+      std::partial_sort(
+          idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(),
+          [&lp](int32_t a, int32_t b) { return lp[a] > lp[b] || (lp[a] == lp[b] && a < b); });
       for (size_t i = 0; i < k; ++i) {
         // the search ranks by the boosted scores; the reported log-probability is the model's
-        const double own = saved.empty() || !d.logprobs ? lp[idx[i]]
-                                                        : LogProbOf(logits, vocab, idx[i]);
+        const double own =
+            saved.empty() || !d.logprobs ? lp[idx[i]] : LogProbOf(logits, vocab, idx[i]);
         cands.push_back({alive[h].logprob + lp[idx[i]], h, idx[i], own});
       }
     }
     std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
-      return a.logprob > b.logprob || (a.logprob == b.logprob && (a.hyp < b.hyp || (a.hyp == b.hyp && a.token < b.token)));
+      return a.logprob > b.logprob ||
+             (a.logprob == b.logprob && (a.hyp < b.hyp || (a.hyp == b.hyp && a.token < b.token)));
     });
     std::vector<Hyp> next;
     for (const Cand& cand : cands) {
@@ -81,7 +83,8 @@ Result<Decoded> DecodeBeam(const vibeasr::DecoderState& prefilled, ThreadPool& p
       next.push_back(std::move(h));
     }
     if (step + 1 < d.max_tokens) {
-      for (Hyp& h : next) TERN_RETURN_IF_ERROR(h.state->Step(h.tokens.back(), pos, pool, &h.logits));
+      for (Hyp& h : next)
+        TERN_RETURN_IF_ERROR(h.state->Step(h.tokens.back(), pos, pool, &h.logits));
     }
     ++pos;
     alive = std::move(next);

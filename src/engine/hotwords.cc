@@ -7,7 +7,8 @@ namespace {
 
 void AddUnique(std::vector<std::vector<int32_t>>&& from, std::vector<std::vector<int32_t>>* to) {
   for (auto& s : from)
-    if (!s.empty() && std::find(to->begin(), to->end(), s) == to->end()) to->push_back(std::move(s));
+    if (!s.empty() && std::find(to->begin(), to->end(), s) == to->end())
+      to->push_back(std::move(s));
 }
 
 }  // namespace
@@ -28,7 +29,8 @@ Result<HotwordBias> HotwordBias::FromWords(const text::Tokenizer& tok,
                    std::vector<std::vector<int32_t>>* into) -> Status {
     Result<std::vector<int32_t>> ids = tok.Encode(text);
     if (!ids.ok())
-      return InvalidArgumentError("hotword \"%s\": %s", word.c_str(), ids.status().message().c_str());
+      return InvalidArgumentError("hotword \"%s\": %s", word.c_str(),
+                                  ids.status().message().c_str());
     if (ids->empty()) return Status::Ok();
     const std::string_view first = tok.Piece((*ids)[0]);
     if (first.find_first_not_of(" \t\n") == std::string_view::npos) return Status::Ok();

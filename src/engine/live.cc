@@ -66,8 +66,7 @@ LiveSession::Impl::Impl(const LiveOptions& o, int64_t max_piece_samples, PieceDe
       update_samples(std::max<int64_t>(1, std::llround(o.update_seconds * kRate))) {}
 
 Status LiveSession::Impl::Decode(LiveEvent::Kind kind, int64_t end, int64_t heard,
-                                 double lag_origin_ms,
-                                 std::vector<LiveEvent>* events) {
+                                 double lag_origin_ms, std::vector<LiveEvent>* events) {
   const int64_t n = end - buf_start;
   if (n < 1) return Status::Ok();
   const double t0 = static_cast<double>(buf_start) / kRate, t1 = static_cast<double>(end) / kRate;
@@ -177,8 +176,8 @@ Status LiveSession::Impl::Finish(std::vector<LiveEvent>* events) {
   }
   done = true;
   if (cutter.has_speech()) {
-    TERN_RETURN_IF_ERROR(Decode(LiveEvent::Kind::kFinal, cutter.received(), cutter.received(), origin,
-                                  events));
+    TERN_RETURN_IF_ERROR(
+        Decode(LiveEvent::Kind::kFinal, cutter.received(), cutter.received(), origin, events));
     ++piece;
   }
   buf.clear();

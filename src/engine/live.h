@@ -31,13 +31,13 @@ struct LiveSession::Impl {
   PieceDecoder decode;
   engine::LiveCutter cutter;
   std::unique_ptr<audio::SoxrResampler> resampler;  // sample_rate != 24000
-  std::vector<float> buf;          // the open piece's samples so far
-  int64_t buf_start = 0;           // buf[0]'s index in the stream
+  std::vector<float> buf;                           // the open piece's samples so far
+  int64_t buf_start = 0;                            // buf[0]'s index in the stream
   int64_t update_samples = 0;
-  int64_t last_update = 0;         // where the last partial (or the piece) ended
+  int64_t last_update = 0;  // where the last partial (or the piece) ended
   int64_t piece = 0;
   bool done = false;
-  Status broken;                   // the first error; sticks
+  Status broken;  // the first error; sticks
 };
 
 }  // namespace tern

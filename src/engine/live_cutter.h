@@ -18,8 +18,8 @@ struct LiveCutterConfig {
 
 class LiveCutter {
  public:
-  static constexpr int64_t kFrame = 240;          // 10 ms at 24 kHz
-  static constexpr double kFloor = 0.00178;       // -55 dBFS: always quiet
+  static constexpr int64_t kFrame = 240;     // 10 ms at 24 kHz
+  static constexpr double kFloor = 0.00178;  // -55 dBFS: always quiet
 
   struct Action {
     enum class Kind {
@@ -50,12 +50,12 @@ class LiveCutter {
   LiveCutterConfig c_;
   int64_t pause_frames_, max_frames_, lead_frames_;
   int64_t start_ = 0, received_ = 0;
-  double partial_sum_ = 0;     // the unfinished frame's sum of squares
+  double partial_sum_ = 0;  // the unfinished frame's sum of squares
   int64_t partial_n_ = 0;
-  std::vector<double> ms_;     // the piece's frames' mean squares
-  double peak_ = 0;            // loudest frame of the piece (mean square)
-  double ref_ = 0;             // loudest frame of the previous piece with speech
-  int64_t quiet_run_ = 0;      // trailing quiet frames
+  std::vector<double> ms_;  // the piece's frames' mean squares
+  double peak_ = 0;         // loudest frame of the piece (mean square)
+  double ref_ = 0;          // loudest frame of the previous piece with speech
+  int64_t quiet_run_ = 0;   // trailing quiet frames
   bool speech_ = false;
 };
 

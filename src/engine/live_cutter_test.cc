@@ -24,7 +24,7 @@ void Silence(double seconds, std::vector<float>* x) {
 }
 
 std::vector<LiveCutter::Action> PushAll(const std::vector<float>& x, const LiveCutterConfig& c,
-                                    std::mt19937* rng) {
+                                        std::mt19937* rng) {
   LiveCutter cutter(c);
   std::vector<LiveCutter::Action> out;
   size_t i = 0;
@@ -40,17 +40,18 @@ std::vector<LiveCutter::Action> PushAll(const std::vector<float>& x, const LiveC
 
 std::vector<LiveCutter::Action> Cuts(const std::vector<LiveCutter::Action>& a, Kind k) {
   std::vector<LiveCutter::Action> r;
-  for (const auto& x : a) if (x.kind == k) r.push_back(x);
+  for (const auto& x : a)
+    if (x.kind == k) r.push_back(x);
   return r;
 }
 
 TEST(LiveCutter, PausesEndPiecesAndLeadingSilenceIsDropped) {
   std::vector<float> x;
-  Silence(2.0, &x);     // dropped down to a short lead-in
-  Tone(1.0, 0.3, &x);   // piece 0 speech at 2.0 s
-  Silence(1.0, &x);     // pause: cut in its middle region
-  Tone(1.5, 0.1, &x);   // piece 1 (quieter, still above -35 dB of 0.3)
-  Silence(0.3, &x);     // shorter than the pause: no cut
+  Silence(2.0, &x);    // dropped down to a short lead-in
+  Tone(1.0, 0.3, &x);  // piece 0 speech at 2.0 s
+  Silence(1.0, &x);    // pause: cut in its middle region
+  Tone(1.5, 0.1, &x);  // piece 1 (quieter, still above -35 dB of 0.3)
+  Silence(0.3, &x);    // shorter than the pause: no cut
   Tone(0.5, 0.1, &x);
   Silence(1.0, &x);
   LiveCutterConfig c;  // 0.5 s pause, 30 s max
@@ -66,7 +67,8 @@ TEST(LiveCutter, PausesEndPiecesAndLeadingSilenceIsDropped) {
   EXPECT_EQ(cuts[1].at, 96000 + 36000 + 7200 + 12000 + 6000);
   // the drops kept a quarter second of lead-in before the first onset
   int64_t last_drop = -1;
-  for (const auto& d : Cuts(a, Kind::kDrop)) if (d.at < starts[0].at) last_drop = d.at;
+  for (const auto& d : Cuts(a, Kind::kDrop))
+    if (d.at < starts[0].at) last_drop = d.at;
   EXPECT_EQ(last_drop, 48000 - 6000);
   // and after the last piece, the trailing silence is dropped as it arrives
   EXPECT_EQ(Cuts(a, Kind::kDrop).back().at, static_cast<int64_t>(x.size()) - 6000);

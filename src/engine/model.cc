@@ -85,10 +85,11 @@ Result<std::shared_ptr<const Model>> Model::Load(const ModelOptions& options) {
 
   TERN_ASSIGN_OR_RETURN(impl->encoder, encoder.get());
   if (impl->encoder->hidden() != c.hidden) {
-    return FormatError("%s: the encoder's connectors output %lld features per frame, but the "
-                       "decoder in %s has hidden size %lld",
-                       info.vae_path.c_str(), static_cast<long long>(impl->encoder->hidden()),
-                       info.lm_path.c_str(), static_cast<long long>(c.hidden));
+    return FormatError(
+        "%s: the encoder's connectors output %lld features per frame, but the "
+        "decoder in %s has hidden size %lld",
+        info.vae_path.c_str(), static_cast<long long>(impl->encoder->hidden()),
+        info.lm_path.c_str(), static_cast<long long>(c.hidden));
   }
 
   Result<std::string> name = impl->lm_file->GetString("general.name");

@@ -40,9 +40,9 @@ TEST(NoSpeech, WhiteNoiseLevelIsItsRms) {
 TEST(NoSpeech, StopProbabilityIsTheSoftmaxMassOfTheStopIds) {
   const std::vector<float> logits = {0.0f, std::log(2.0f), std::log(3.0f), 0.0f};  // 1+2+3+1
   const std::vector<int32_t> stops = {1, 3};
-  EXPECT_NEAR(StopProbability(logits, stops), 3.0 / 7.0, 1e-6);  // float logits
+  EXPECT_NEAR(StopProbability(logits, stops), 3.0 / 7.0, 1e-6);                    // float logits
   EXPECT_NEAR(StopProbability(logits, std::vector<int32_t>{2}), 3.0 / 7.0, 1e-6);  // float logits
-  EXPECT_EQ(StopProbability(logits, std::vector<int32_t>{-1, 9}), 0.0);  // absent ids
+  EXPECT_EQ(StopProbability(logits, std::vector<int32_t>{-1, 9}), 0.0);            // absent ids
 }
 
 TEST(NoSpeech, TranscriptSaysWhy) {

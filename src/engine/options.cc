@@ -10,14 +10,13 @@ namespace tern {
 Result<HeadPrecision> HeadPrecisionFromName(std::string_view name) {
   if (name == "f16") return HeadPrecision::kF16;
   if (name == "int8") return HeadPrecision::kInt8;
-  return InvalidArgumentError("--head must be f16 or int8, not '%.*s'", static_cast<int>(name.size()),
-                              name.data());
+  return InvalidArgumentError("--head must be f16 or int8, not '%.*s'",
+                              static_cast<int>(name.size()), name.data());
 }
 
 Status ModelOptions::Validate() const {
   if (model_dir.empty() && (vae_path.empty() || lm_path.empty())) {
-    return InvalidArgumentError(
-        "no model: give --model DIR, or both --vae FILE and --lm FILE");
+    return InvalidArgumentError("no model: give --model DIR, or both --vae FILE and --lm FILE");
   }
   return Status::Ok();
 }

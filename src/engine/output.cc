@@ -80,7 +80,8 @@ std::vector<Cue> SplitCue(const Cue& c, size_t max) {
 std::vector<Cue> SubtitleCues(const Transcript& t, const FormatOptions& o) {
   std::vector<Cue> cues;
   for (const Cue& c : Cues(t))
-    for (Cue& piece : SplitCue(c, static_cast<size_t>(o.max_cue_chars))) cues.push_back(std::move(piece));
+    for (Cue& piece : SplitCue(c, static_cast<size_t>(o.max_cue_chars)))
+      cues.push_back(std::move(piece));
   return cues;
 }
 
@@ -121,17 +122,24 @@ Result<OutputFormat> OutputFormatFromName(std::string_view name) {
   if (name == "verbose_json") return OutputFormat::kVerboseJson;
   if (name == "srt") return OutputFormat::kSrt;
   if (name == "vtt") return OutputFormat::kVtt;
-  return InvalidArgumentError("unknown output format '%.*s' (expected txt, json, verbose_json, "
-                              "srt or vtt)", static_cast<int>(name.size()), name.data());
+  return InvalidArgumentError(
+      "unknown output format '%.*s' (expected txt, json, verbose_json, "
+      "srt or vtt)",
+      static_cast<int>(name.size()), name.data());
 }
 
 const char* OutputFormatExtension(OutputFormat format) {
   switch (format) {
-    case OutputFormat::kTxt: return ".txt";
-    case OutputFormat::kJson: return ".json";
-    case OutputFormat::kVerboseJson: return ".verbose.json";
-    case OutputFormat::kSrt: return ".srt";
-    case OutputFormat::kVtt: return ".vtt";
+    case OutputFormat::kTxt:
+      return ".txt";
+    case OutputFormat::kJson:
+      return ".json";
+    case OutputFormat::kVerboseJson:
+      return ".verbose.json";
+    case OutputFormat::kSrt:
+      return ".srt";
+    case OutputFormat::kVtt:
+      return ".vtt";
   }
   return ".txt";
 }

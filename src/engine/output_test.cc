@@ -14,10 +14,9 @@ namespace {
 
 TEST(Segments, WellFormed) {
   std::vector<Segment> s;
-  ASSERT_TRUE(ParseJsonSegments(
-      R"([{"Start":0,"End":1.5,"Speaker":0,"Content":"Hello there."},)"
-      R"({"Start":1.5,"End":3.25,"Speaker":1,"Content":"Hi!"}])",
-      &s));
+  ASSERT_TRUE(ParseJsonSegments(R"([{"Start":0,"End":1.5,"Speaker":0,"Content":"Hello there."},)"
+                                R"({"Start":1.5,"End":3.25,"Speaker":1,"Content":"Hi!"}])",
+                                &s));
   ASSERT_EQ(s.size(), 2u);
   EXPECT_DOUBLE_EQ(s[0].start, 0.0);
   EXPECT_DOUBLE_EQ(s[0].end, 1.5);
@@ -32,7 +31,8 @@ TEST(Segments, MessyWhitespaceEscapesAndKeys) {
   std::vector<Segment> s;
   ASSERT_TRUE(ParseJsonSegments(
       "```json\n[ {  \"Start time\" : \"0.5\" ,\n \"End time\":2 , \"Speaker ID\": 3 ,"
-      " \"Extra\": {\"a\": [1, 2]}, \"Content\" : \"say \\\"hi\\\" \\u00e9\\ud83d\\ude00\\n\" } ]\n```",
+      " \"Extra\": {\"a\": [1, 2]}, \"Content\" : \"say \\\"hi\\\" \\u00e9\\ud83d\\ude00\\n\" } "
+      "]\n```",
       &s));
   ASSERT_EQ(s.size(), 1u);
   EXPECT_DOUBLE_EQ(s[0].start, 0.5);
@@ -111,16 +111,18 @@ TEST(Writers, LongCuesSplitAtWordBoundaries) {
   // "Good morning everyone," (22 bytes, a comma past half of 30) beats the fuller "Good
   // morning everyone, thanks" (29); then "thanks for coming." (18, a period past half)
   // beats "thanks for coming. Today we" (27); then the rest (20).
-  const std::string want =
-      "1\n00:00:02,000 --> " + ts(2.0 + 22 * per) + "\n[Speaker 1] Good morning everyone,\n\n" +
-      "2\n" + ts(2.0 + 22 * per) + " --> " + ts(2.0 + 41 * per) + "\n[Speaker 1] thanks for coming.\n\n" +
-      "3\n" + ts(2.0 + 41 * per) + " --> 00:00:08,400\n[Speaker 1] Today we talk tunes.\n\n" +
-      "4\n00:00:09,000 --> 00:00:10,000\n[Speaker 1] Short.\n\n";
+  const std::string want = "1\n00:00:02,000 --> " + ts(2.0 + 22 * per) +
+                           "\n[Speaker 1] Good morning everyone,\n\n" + "2\n" + ts(2.0 + 22 * per) +
+                           " --> " + ts(2.0 + 41 * per) + "\n[Speaker 1] thanks for coming.\n\n" +
+                           "3\n" + ts(2.0 + 41 * per) +
+                           " --> 00:00:08,400\n[Speaker 1] Today we talk tunes.\n\n" +
+                           "4\n00:00:09,000 --> 00:00:10,000\n[Speaker 1] Short.\n\n";
   EXPECT_EQ(FormatTranscript(t, OutputFormat::kSrt, o), want);
   // the same cues in WebVTT; json keeps the model's segments
   const std::string vtt = FormatTranscript(t, OutputFormat::kVtt, o);
   EXPECT_NE(vtt.find("<v Speaker 1>thanks for coming.\n"), std::string::npos) << vtt;
-  EXPECT_EQ(nlohmann::json::parse(FormatTranscript(t, OutputFormat::kJson, o))["segments"].size(), 2u);
+  EXPECT_EQ(nlohmann::json::parse(FormatTranscript(t, OutputFormat::kJson, o))["segments"].size(),
+            2u);
   // a word longer than the limit stays whole; off (0) leaves the cue alone
   t.segments = {{0.0, 3.0, -1, "a Pneumonoultramicroscopicsilicovolcanoconiosis b"}};
   o.max_cue_chars = 8;
@@ -193,8 +195,10 @@ TEST(Options, HeadPrecisionNames) {
     Result<HeadPrecision> bad = HeadPrecisionFromName(name);
     ASSERT_FALSE(bad.ok()) << "'" << name << "'";
     EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(bad.status().message().find("--head must be f16 or int8, not '" + std::string(name) + "'"),
-              std::string::npos) << bad.status().message();
+    EXPECT_NE(
+        bad.status().message().find("--head must be f16 or int8, not '" + std::string(name) + "'"),
+        std::string::npos)
+        << bad.status().message();
   }
 }
 

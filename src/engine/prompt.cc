@@ -33,8 +33,9 @@ Result<Prompt> BuildPrompt(const text::Tokenizer& tok, const text::SpecialTokens
   }
   Prompt p;
   char d[64];
-  std::snprintf(d, sizeof(d), "%.2f",
-                static_cast<double>(static_cast<float>(n_samples) / static_cast<float>(kModelSampleRate)));
+  std::snprintf(
+      d, sizeof(d), "%.2f",
+      static_cast<double>(static_cast<float>(n_samples) / static_cast<float>(kModelSampleRate)));
   p.duration = d;
 
   std::string suffix = "\nThis is a " + p.duration + " seconds audio, ";

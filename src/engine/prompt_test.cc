@@ -154,17 +154,17 @@ TEST(Prompt, StripAssistantHeader) {
     Ids gen;
     size_t begin, end;
   };
-  for (const Case& c : std::vector<Case>{
-           {{151644, 77091, 198, 9707, 151645}, 3, 4},
-           {{151644, 77091, 198, 9707}, 3, 4},
-           {{151644, 77091, 9707, 151643}, 2, 3},   // no "\n": only 2 skipped
-           {{151644, 9707, 198, 151645}, 1, 3},     // no "assistant": "\n" kept
-           {{151644, 77091, 198}, 3, 3},
-           {{151644, 77091, 151645}, 2, 2},
-           {{151644, 77091}, 0, 2},                 // fewer than 3: nothing stripped
-           {{9707, 151645}, 0, 1},
-           {{151645}, 0, 0},
-           {{}, 0, 0}}) {
+  for (const Case& c :
+       std::vector<Case>{{{151644, 77091, 198, 9707, 151645}, 3, 4},
+                         {{151644, 77091, 198, 9707}, 3, 4},
+                         {{151644, 77091, 9707, 151643}, 2, 3},  // no "\n": only 2 skipped
+                         {{151644, 9707, 198, 151645}, 1, 3},    // no "assistant": "\n" kept
+                         {{151644, 77091, 198}, 3, 3},
+                         {{151644, 77091, 151645}, 2, 2},
+                         {{151644, 77091}, 0, 2},  // fewer than 3: nothing stripped
+                         {{9707, 151645}, 0, 1},
+                         {{151645}, 0, 0},
+                         {{}, 0, 0}}) {
     const ContentRange r = StripAssistantHeader(*v.tok, v.special, c.gen);
     EXPECT_EQ(r.begin, c.begin) << ::testing::PrintToString(c.gen);
     EXPECT_EQ(r.end, c.end) << ::testing::PrintToString(c.gen);

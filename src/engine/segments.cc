@@ -47,11 +47,21 @@ class Reader {
       if (i_ >= s_.size()) break;
       const char e = s_[i_++];
       switch (e) {
-        case 'n': out->push_back('\n'); break;
-        case 't': out->push_back('\t'); break;
-        case 'r': out->push_back('\r'); break;
-        case 'b': out->push_back('\b'); break;
-        case 'f': out->push_back('\f'); break;
+        case 'n':
+          out->push_back('\n');
+          break;
+        case 't':
+          out->push_back('\t');
+          break;
+        case 'r':
+          out->push_back('\r');
+          break;
+        case 'b':
+          out->push_back('\b');
+          break;
+        case 'f':
+          out->push_back('\f');
+          break;
         case 'u': {
           uint32_t cp = 0;
           if (!ParseHex4(&cp)) {
@@ -75,7 +85,9 @@ class Reader {
           text::AppendUtf8(cp >= 0xD800 && cp <= 0xDFFF ? 0xFFFDu : cp, out);
           break;
         }
-        default: out->push_back(e); break;  // \" \\ \/ and anything else literally
+        default:
+          out->push_back(e);
+          break;  // \" \\ \/ and anything else literally
       }
     }
     truncated_ = true;
@@ -93,9 +105,8 @@ class Reader {
       return end != s.c_str() && std::isfinite(*out);  // "nan", "inf", "1e999" are no time
     }
     const size_t start = i_;
-    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) ||
-                              s_[i_] == '-' || s_[i_] == '+' || s_[i_] == '.' ||
-                              s_[i_] == 'e' || s_[i_] == 'E')) {
+    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-' ||
+                              s_[i_] == '+' || s_[i_] == '.' || s_[i_] == 'e' || s_[i_] == 'E')) {
       ++i_;
     }
     if (i_ == start) return false;
@@ -144,10 +155,14 @@ class Reader {
     for (int k = 0; k < 4; ++k) {
       const char h = s_[i_++];
       v <<= 4;
-      if (h >= '0' && h <= '9') v |= static_cast<uint32_t>(h - '0');
-      else if (h >= 'a' && h <= 'f') v |= static_cast<uint32_t>(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') v |= static_cast<uint32_t>(h - 'A' + 10);
-      else return false;
+      if (h >= '0' && h <= '9')
+        v |= static_cast<uint32_t>(h - '0');
+      else if (h >= 'a' && h <= 'f')
+        v |= static_cast<uint32_t>(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F')
+        v |= static_cast<uint32_t>(h - 'A' + 10);
+      else
+        return false;
     }
     *cp = v;
     return true;
@@ -173,15 +188,21 @@ bool ParseObject(Reader& r, Segment* seg) {
     if (!r.Consume(':')) return has_content;
     double num = 0;
     if (key == "Start" || key == "Start time" || key == "start") {
-      if (r.ParseNumber(&num)) seg->start = num;
-      else r.SkipValue();
+      if (r.ParseNumber(&num))
+        seg->start = num;
+      else
+        r.SkipValue();
     } else if (key == "End" || key == "End time" || key == "end") {
-      if (r.ParseNumber(&num)) seg->end = num;
-      else r.SkipValue();
+      if (r.ParseNumber(&num))
+        seg->end = num;
+      else
+        r.SkipValue();
     } else if (key == "Speaker" || key == "Speaker ID" || key == "speaker") {
       // Out of int range the cast would be undefined: such a speaker is no speaker.
-      if (r.ParseNumber(&num)) seg->speaker = std::fabs(num) < 1e9 ? static_cast<int>(num) : -1;
-      else r.SkipValue();
+      if (r.ParseNumber(&num))
+        seg->speaker = std::fabs(num) < 1e9 ? static_cast<int>(num) : -1;
+      else
+        r.SkipValue();
     } else if (key == "Content" || key == "content" || key == "text") {
       if (!r.ParseString(&seg->text)) return has_content;
       has_content = true;

@@ -11,10 +11,10 @@ namespace {
 // float->int cast was undefined behaviour, caught by UBSan).
 TEST(SegmentsRegression, NonFiniteNumbersAreAbsent) {
   std::vector<Segment> s;
-  ASSERT_TRUE(ParseJsonSegments(
-      R"([{"Start":1e999,"End":"nan","Speaker":11e999,"Content":"a"},)"
-      R"({"Start":"-inf","End":"1e400","Speaker":-3e9,"Content":"b"},)"
-      R"({"Start":"2.5","End":3e0,"Speaker":"7","Content":"c"}])", &s));
+  ASSERT_TRUE(ParseJsonSegments(R"([{"Start":1e999,"End":"nan","Speaker":11e999,"Content":"a"},)"
+                                R"({"Start":"-inf","End":"1e400","Speaker":-3e9,"Content":"b"},)"
+                                R"({"Start":"2.5","End":3e0,"Speaker":"7","Content":"c"}])",
+                                &s));
   ASSERT_EQ(s.size(), 3u);
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(s[i].start, -1) << i;
@@ -35,13 +35,16 @@ TEST(SegmentsRegression, LoneHighSurrogateKeepsWhatFollows) {
   std::vector<Segment> s;
   ASSERT_TRUE(ParseJsonSegments(R"([{"Content":"x\uD800\u0041y"}])", &s));
   ASSERT_EQ(s.size(), 1u);
-  EXPECT_EQ(s[0].text, "x\xEF\xBF\xBD" "Ay");
+  EXPECT_EQ(s[0].text,
+            "x\xEF\xBF\xBD"
+            "Ay");
 
   ASSERT_TRUE(ParseJsonSegments("[{\"Content\":\"ok\\uD83D\\uDE00\"}]", &s));
   EXPECT_EQ(s[0].text, "ok\xF0\x9F\x98\x80");
 
   // "\u12" then 'é' (C3 A9): the pair's second escape is bad; the text stays valid UTF-8.
-  ASSERT_TRUE(ParseJsonSegments("[{\"Content\":\"a\"},{\"Content\":\"\\uD800\\u12\xC3\xA9\"}]", &s));
+  ASSERT_TRUE(
+      ParseJsonSegments("[{\"Content\":\"a\"},{\"Content\":\"\\uD800\\u12\xC3\xA9\"}]", &s));
   for (const Segment& seg : s) {
     for (unsigned char c : seg.text) EXPECT_NE(c, 0xA9) << "stray continuation byte";
   }

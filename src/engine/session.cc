@@ -40,10 +40,8 @@ struct Session::Impl {
   // call. `stream`: where the text goes as it is decoded (null without
   // TranscribeOptions::on_text).
   Result<Transcript> TranscribeWhole(const float* x, int64_t n, const std::string& name,
-                                     const engine::Prompt& prompt,
-                                     const TranscribeOptions& options,
-                                     const engine::HotwordBias& bias,
-                                     engine::TextStream* stream);
+                                     const engine::Prompt& prompt, const TranscribeOptions& options,
+                                     const engine::HotwordBias& bias, engine::TextStream* stream);
 
   // Session::Transcribe once the options fit the model (engine::FitOptions) and the audio
   // holds sound: one prompt, or pieces.
@@ -85,17 +83,15 @@ Session::~Session() = default;
 int Session::threads() const { return impl_->pool.size(); }
 
 Result<Features> Session::Encode(const Audio& audio) {
-  if (audio.samples.empty()) return InvalidArgumentError("%s: no audio samples", audio.name.c_str());
-  return impl_->m().encoder->Run(audio.samples.data(), audio.samples.size(), impl_->pool,
-                                 nullptr, &impl_->encoder_scratch);
+  if (audio.samples.empty())
+    return InvalidArgumentError("%s: no audio samples", audio.name.c_str());
+  return impl_->m().encoder->Run(audio.samples.data(), audio.samples.size(), impl_->pool, nullptr,
+                                 &impl_->encoder_scratch);
 }
 
-Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
-                                                  const std::string& name,
-                                                  const engine::Prompt& prompt,
-                                                  const TranscribeOptions& options,
-                                                  const engine::HotwordBias& bias,
-                                                  engine::TextStream* stream) {
+Result<Transcript> Session::Impl::TranscribeWhole(
+    const float* x, int64_t n, const std::string& name, const engine::Prompt& prompt,
+    const TranscribeOptions& options, const engine::HotwordBias& bias, engine::TextStream* stream) {
   const Model::Impl& m = this->m();
   Timer wall;
   Transcript t;
@@ -151,9 +147,9 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
   const engine::DecodeContext dc{*m.tokenizer, m.special, bias, options};
   engine::ContentStreamer streamer(stream, *m.tokenizer, m.special);
   Result<engine::Decoded> dec =
-      options.decoding.beam > 1 ? engine::DecodeBeam(st, pool, logits, pos, dc)
-                                : engine::DecodeSampled(st, pool, std::move(logits), pos, dc,
-                                                        streamer);
+      options.decoding.beam > 1
+          ? engine::DecodeBeam(st, pool, logits, pos, dc)
+          : engine::DecodeSampled(st, pool, std::move(logits), pos, dc, streamer);
   if (!dec.ok()) return dec.status();
   t.metrics.decode_ms = timer.ElapsedMs();
   t.metrics.decode_tokens = static_cast<int64_t>(dec->tokens.size());
@@ -169,7 +165,8 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
 
   // 4. Text: drop the model's own "<|im_start|>assistant\n" and the stop token.
   const engine::ContentRange r = engine::StripAssistantHeader(*m.tokenizer, m.special, t.token_ids);
-  t.text = m.tokenizer->Decode(std::span<const int32_t>(t.token_ids).subspan(r.begin, r.end - r.begin));
+  t.text =
+      m.tokenizer->Decode(std::span<const int32_t>(t.token_ids).subspan(r.begin, r.end - r.begin));
   if (!streamer.Finish(t.token_ids, r))
     return CancelledError("transcription cancelled by the text callback");
   t.structured = engine::ParseJsonSegments(t.text, &t.segments);
@@ -185,7 +182,8 @@ Result<Transcript> Session::Impl::TranscribeWhole(const float* x, int64_t n,
 
 Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptions& asked) {
   TERN_RETURN_IF_ERROR(asked.Validate());
-  if (audio.samples.empty()) return InvalidArgumentError("%s: no audio samples", audio.name.c_str());
+  if (audio.samples.empty())
+    return InvalidArgumentError("%s: no audio samples", audio.name.c_str());
   const ModelInfo& info = impl_->m().info;
   // What the model declares it was not trained for goes first in every transcript's
   // warnings (a context it cannot use is dropped: FitOptions).
@@ -211,8 +209,9 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
   // A context the model cannot use may leave it speechless (the published model's training
   // with context is not declared): never an empty transcript without a word why.
   if (!options.context.empty() && engine::TrimText(t->text).empty()) {
-    warnings.push_back("the transcript is empty with this context (--context / prompt): the "
-                       "model may not have been trained with one; try without it");
+    warnings.push_back(
+        "the transcript is empty with this context (--context / prompt): the "
+        "model may not have been trained with one; try without it");
   }
   t->warnings.insert(t->warnings.begin(), warnings.begin(), warnings.end());
   return t;
@@ -239,8 +238,8 @@ Result<Transcript> Session::Impl::TranscribeFitted(const Audio& audio,
   if (options.on_text) stream.emplace(options.on_text);
   engine::TextStream* text_stream = stream ? &*stream : nullptr;
   if (n <= *max_len) {
-    Result<Transcript> t = TranscribeWhole(audio.samples.data(), n, audio.name, *prompt,
-                                           options, bias, text_stream);
+    Result<Transcript> t =
+        TranscribeWhole(audio.samples.data(), n, audio.name, *prompt, options, bias, text_stream);
     if (t.ok()) engine::ShiftToSource(audio.offset_s, &*t);
     return t;
   }
@@ -267,16 +266,15 @@ Result<std::unique_ptr<LiveSession>> Session::StartLive(const LiveOptions& optio
   const Model::Impl& m = impl_->m();
   const std::optional<double> trained = m.info.trained.max_audio_seconds;
   const double seconds = options.max_piece_seconds > 0 ? options.max_piece_seconds
-                         : trained                    ? std::max(2 * options.pause_seconds, *trained)
-                                                      : kLivePieceSeconds;
+                         : trained ? std::max(2 * options.pause_seconds, *trained)
+                                   : kLivePieceSeconds;
   const int64_t wanted = std::llround(seconds * engine::kModelSampleRate);
   const TranscribeOptions fitted = engine::FitOptions(m.info, o);
-  TERN_ASSIGN_OR_RETURN(engine::Prompt prompt,
-                        engine::BuildPrompt(*m.tokenizer, m.special, wanted, fitted.format,
-                                            fitted.context));
-  TERN_ASSIGN_OR_RETURN(const int64_t fits,
-                        engine::MaxPieceSamples(*m.encoder, m.decoder->config().context, wanted,
-                                                prompt, fitted));
+  TERN_ASSIGN_OR_RETURN(engine::Prompt prompt, engine::BuildPrompt(*m.tokenizer, m.special, wanted,
+                                                                   fitted.format, fitted.context));
+  TERN_ASSIGN_OR_RETURN(
+      const int64_t fits,
+      engine::MaxPieceSamples(*m.encoder, m.decoder->config().context, wanted, prompt, fitted));
   const int64_t max_len = std::min(wanted, fits);
   const int64_t pause = std::llround(options.pause_seconds * engine::kModelSampleRate);
   if (max_len < 2 * pause) {
@@ -287,9 +285,9 @@ Result<std::unique_ptr<LiveSession>> Session::StartLive(const LiveOptions& optio
         options.pause_seconds);
   }
   // A word the tokenizer cannot spell fails here, before any audio.
-  TERN_RETURN_IF_ERROR(engine::HotwordBias::FromWords(*m.tokenizer, o.decoding.hotwords,
-                                                      o.decoding.hotword_boost)
-                           .status());
+  TERN_RETURN_IF_ERROR(
+      engine::HotwordBias::FromWords(*m.tokenizer, o.decoding.hotwords, o.decoding.hotword_boost)
+          .status());
   // Each piece goes through Transcribe as a file would: its final text is, by construction,
   // the offline transcript of the piece (options fitted to the model, the no-speech check).
   LiveSession::Impl::PieceDecoder decode = [this, o](const Audio& piece) {

@@ -68,17 +68,17 @@ TEST(TextStream, UnfinishedAndInvalidBytesPassAtTheEnd) {
   TextStream s(Collect(&c));
   ASSERT_TRUE(s.Append("ab\xE2\x82"));  // a character the model has not finished yet
   EXPECT_EQ(c.joined(), "ab");
-  ASSERT_TRUE(s.EndPiece());             // ... nor ever will
+  ASSERT_TRUE(s.EndPiece());  // ... nor ever will
   EXPECT_EQ(c.joined(), "ab\xE2\x82");
-  ASSERT_TRUE(s.Append("\x80\x80 x"));     // stray continuation bytes pass as they are
+  ASSERT_TRUE(s.Append("\x80\x80 x"));  // stray continuation bytes pass as they are
   ASSERT_TRUE(s.EndPiece());
   EXPECT_EQ(c.joined(), "ab\xE2\x82 \x80\x80 x");
 }
 
 TEST(TextStream, PiecesAreTrimmedAndJoinedAsTheTranscriptIs) {
   // AppendPiece's rule: TrimText each piece, join the non-empty ones with one space.
-  const std::vector<std::string> pieces = {"  Hello there. \n", " \t", "\nSecond  piece\t",
-                                           "", "x\xC3\xA9  "};
+  const std::vector<std::string> pieces = {"  Hello there. \n", " \t", "\nSecond  piece\t", "",
+                                           "x\xC3\xA9  "};
   std::string want;
   for (const auto& p : pieces) {
     const std::string t = TrimText(p);

@@ -63,12 +63,14 @@ namespace tern {
 std::vector<std::string> OptionWarnings(const ModelInfo& model, const TranscribeOptions& options) {
   std::vector<std::string> w;
   if (!options.context.empty() && model.trained.context == false) {
-    w.push_back("this model was not trained with context (tern.trained.context is false): "
-                "--context / prompt is not used");
+    w.push_back(
+        "this model was not trained with context (tern.trained.context is false): "
+        "--context / prompt is not used");
   }
   if (options.format == PromptFormat::kJson && model.trained.json_format == false) {
-    w.push_back("this model was not trained with the JSON prompt (tern.trained.json_format is "
-                "false): --format json will likely give garbage; use --format text");
+    w.push_back(
+        "this model was not trained with the JSON prompt (tern.trained.json_format is "
+        "false): --format json will likely give garbage; use --format text");
   }
   return w;
 }

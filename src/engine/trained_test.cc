@@ -16,8 +16,8 @@ struct Parsed {
 Parsed Parse(const gguf::Writer& w) {
   Parsed p;
   p.bytes = w.Serialize();
-  Result<std::unique_ptr<gguf::File>> f = gguf::File::Parse(
-      reinterpret_cast<const uint8_t*>(p.bytes.data()), p.bytes.size(), "m.gguf");
+  Result<std::unique_ptr<gguf::File>> f =
+      gguf::File::Parse(reinterpret_cast<const uint8_t*>(p.bytes.data()), p.bytes.size(), "m.gguf");
   EXPECT_TRUE(f.ok()) << f.status().ToString();
   if (f.ok()) p.file = std::move(*f);
   return p;
@@ -89,7 +89,8 @@ TEST(TrainedWith, MistypedKeysAreFormatErrors) {
     ASSERT_FALSE(t.ok());
     EXPECT_EQ(t.status().code(), ErrorCode::kFormat);
     EXPECT_NE(t.status().message().find("m.gguf: tern.trained.context must be a bool"),
-              std::string::npos) << t.status().message();
+              std::string::npos)
+        << t.status().message();
   }
   for (float bad : {0.0f, -1.0f}) {
     gguf::Writer w;

@@ -10,50 +10,82 @@ namespace tern::gguf {
 
 const char* ValueTypeName(ValueType t) {
   switch (t) {
-    case ValueType::kU8: return "u8";
-    case ValueType::kI8: return "i8";
-    case ValueType::kU16: return "u16";
-    case ValueType::kI16: return "i16";
-    case ValueType::kU32: return "u32";
-    case ValueType::kI32: return "i32";
-    case ValueType::kF32: return "f32";
-    case ValueType::kBool: return "bool";
-    case ValueType::kString: return "string";
-    case ValueType::kArray: return "array";
-    case ValueType::kU64: return "u64";
-    case ValueType::kI64: return "i64";
-    case ValueType::kF64: return "f64";
+    case ValueType::kU8:
+      return "u8";
+    case ValueType::kI8:
+      return "i8";
+    case ValueType::kU16:
+      return "u16";
+    case ValueType::kI16:
+      return "i16";
+    case ValueType::kU32:
+      return "u32";
+    case ValueType::kI32:
+      return "i32";
+    case ValueType::kF32:
+      return "f32";
+    case ValueType::kBool:
+      return "bool";
+    case ValueType::kString:
+      return "string";
+    case ValueType::kArray:
+      return "array";
+    case ValueType::kU64:
+      return "u64";
+    case ValueType::kI64:
+      return "i64";
+    case ValueType::kF64:
+      return "f64";
   }
   return "?";
 }
 
 Result<DType> DTypeFromGgufId(uint32_t id) {
   switch (id) {
-    case 0: return DType::kF32;
-    case 1: return DType::kF16;
-    case 8: return DType::kQ8_0;
-    case 14: return DType::kQ6_K;
-    case 30: return DType::kBF16;
-    case kPublishedI2S: case kRemappedI2S: return DType::kI2_S;
-    case kPublishedI8S: case kRemappedI8S: return DType::kI8_S;
-    case 38: case 39:
+    case 0:
+      return DType::kF32;
+    case 1:
+      return DType::kF16;
+    case 8:
+      return DType::kQ8_0;
+    case 14:
+      return DType::kQ6_K;
+    case 30:
+      return DType::kBF16;
+    case kPublishedI2S:
+    case kRemappedI2S:
+      return DType::kI2_S;
+    case kPublishedI8S:
+    case kRemappedI8S:
+      return DType::kI8_S;
+    case 38:
+    case 39:
       return UnsupportedError(
           "type id %u is TL1/TL2 in the BitNet fork and MXFP4 in mainline ggml; VibeASR "
-          "files use 36/37 (or 43/42 after audio.cpp's remap)", id);
-    default: return UnsupportedError("unknown GGUF type id %u", id);
+          "files use 36/37 (or 43/42 after audio.cpp's remap)",
+          id);
+    default:
+      return UnsupportedError("unknown GGUF type id %u", id);
   }
 }
 
 uint32_t GgufIdFromDType(DType t, TypeIds ids) {
   const bool published = ids == TypeIds::kPublished;
   switch (t) {
-    case DType::kF32: return 0;
-    case DType::kF16: return 1;
-    case DType::kQ8_0: return 8;
-    case DType::kQ6_K: return 14;
-    case DType::kBF16: return 30;
-    case DType::kI2_S: return published ? kPublishedI2S : kRemappedI2S;
-    case DType::kI8_S: return published ? kPublishedI8S : kRemappedI8S;
+    case DType::kF32:
+      return 0;
+    case DType::kF16:
+      return 1;
+    case DType::kQ8_0:
+      return 8;
+    case DType::kQ6_K:
+      return 14;
+    case DType::kBF16:
+      return 30;
+    case DType::kI2_S:
+      return published ? kPublishedI2S : kRemappedI2S;
+    case DType::kI8_S:
+      return published ? kPublishedI8S : kRemappedI8S;
   }
   return 0;
 }
@@ -93,16 +125,25 @@ Value Value::Array(ValueType elem, std::vector<Value> elems) {
 bool operator==(const Value& a, const Value& b) {
   if (a.type != b.type) return false;
   switch (a.type) {
-    case ValueType::kU8: case ValueType::kU16: case ValueType::kU32: case ValueType::kU64:
+    case ValueType::kU8:
+    case ValueType::kU16:
+    case ValueType::kU32:
+    case ValueType::kU64:
     case ValueType::kBool:
       return a.u == b.u;
-    case ValueType::kI8: case ValueType::kI16: case ValueType::kI32: case ValueType::kI64:
+    case ValueType::kI8:
+    case ValueType::kI16:
+    case ValueType::kI32:
+    case ValueType::kI64:
       return a.i == b.i;
-    case ValueType::kF32: case ValueType::kF64:
+    case ValueType::kF32:
+    case ValueType::kF64:
       // Bitwise-equal payloads (NaN == NaN) are what a round trip must preserve.
       return a.f == b.f || (std::isnan(a.f) && std::isnan(b.f));
-    case ValueType::kString: return a.s == b.s;
-    case ValueType::kArray: return a.elem_type == b.elem_type && a.arr == b.arr;
+    case ValueType::kString:
+      return a.s == b.s;
+    case ValueType::kArray:
+      return a.elem_type == b.elem_type && a.arr == b.arr;
   }
   return false;
 }
@@ -111,26 +152,40 @@ namespace {
 
 std::string ScalarText(const Value& v) {
   switch (v.type) {
-    case ValueType::kU8: case ValueType::kU16: case ValueType::kU32: case ValueType::kU64:
+    case ValueType::kU8:
+    case ValueType::kU16:
+    case ValueType::kU32:
+    case ValueType::kU64:
       return std::to_string(v.u);
-    case ValueType::kI8: case ValueType::kI16: case ValueType::kI32: case ValueType::kI64:
+    case ValueType::kI8:
+    case ValueType::kI16:
+    case ValueType::kI32:
+    case ValueType::kI64:
       return std::to_string(v.i);
-    case ValueType::kBool: return v.u ? "true" : "false";
-    case ValueType::kF32: case ValueType::kF64: return StrFormat("%.9g", v.f);
+    case ValueType::kBool:
+      return v.u ? "true" : "false";
+    case ValueType::kF32:
+    case ValueType::kF64:
+      return StrFormat("%.9g", v.f);
     case ValueType::kString: {
       constexpr size_t kMax = 60;
       std::string out = "\"";
       for (size_t k = 0; k < v.s.size() && k < kMax; ++k) {
         const unsigned char c = static_cast<unsigned char>(v.s[k]);
-        if (c == '\n') out += "\\n";
-        else if (c == '"' || c == '\\') out += {'\\', static_cast<char>(c)};
-        else if (c < 0x20 || c == 0x7f) out += StrFormat("\\x%02x", c);
-        else out += static_cast<char>(c);
+        if (c == '\n')
+          out += "\\n";
+        else if (c == '"' || c == '\\')
+          out += {'\\', static_cast<char>(c)};
+        else if (c < 0x20 || c == 0x7f)
+          out += StrFormat("\\x%02x", c);
+        else
+          out += static_cast<char>(c);
       }
       out += v.s.size() > kMax ? "\"..." : "\"";
       return out;
     }
-    case ValueType::kArray: break;
+    case ValueType::kArray:
+      break;
   }
   return "?";
 }
@@ -219,11 +274,11 @@ std::string File::KeyWhere(std::string_view key) const {
                    key.data(), at);
 }
 
-#define TERN_GGUF_LOOKUP(v, key)                                                          \
-  const Value* v = Find(key);                                                             \
-  if (v == nullptr) {                                                                     \
-    return NotFoundError("%s: key '%.*s' not found", name_.c_str(),                       \
-                         static_cast<int>((key).size()), (key).data());                   \
+#define TERN_GGUF_LOOKUP(v, key)                                        \
+  const Value* v = Find(key);                                           \
+  if (v == nullptr) {                                                   \
+    return NotFoundError("%s: key '%.*s' not found", name_.c_str(),     \
+                         static_cast<int>((key).size()), (key).data()); \
   }
 
 Result<std::string> File::GetString(std::string_view key) const {

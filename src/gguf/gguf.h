@@ -49,8 +49,19 @@
 namespace tern::gguf {
 
 enum class ValueType : uint32_t {
-  kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7,
-  kString = 8, kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
+  kU8 = 0,
+  kI8 = 1,
+  kU16 = 2,
+  kI16 = 3,
+  kU32 = 4,
+  kI32 = 5,
+  kF32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kU64 = 10,
+  kI64 = 11,
+  kF64 = 12,
 };
 const char* ValueTypeName(ValueType t);
 
@@ -59,7 +70,7 @@ enum class TypeIds { kPublished, kRemapped };  // 36/37 vs 43/42
 inline constexpr uint32_t kPublishedI2S = 36, kPublishedI8S = 37;
 inline constexpr uint32_t kRemappedI2S = 43, kRemappedI8S = 42;
 
-inline constexpr int kMaxArrayDepth = 8;          // arrays of arrays of ... (8 levels)
+inline constexpr int kMaxArrayDepth = 8;  // arrays of arrays of ... (8 levels)
 // Array elements over all KVs. Each costs a ~100-byte Value in memory for as little as one
 // byte on disk, so the count is capped (kUnsupported beyond): a Qwen2 vocabulary with its
 // merges, scores and token types is ~0.6 M elements.
@@ -75,10 +86,10 @@ uint32_t GgufIdFromDType(DType t, TypeIds ids = TypeIds::kPublished);
 // Build values with the helpers below (Value::U32(7), Value::Array(kString, {...})).
 struct Value {
   ValueType type = ValueType::kU8;
-  uint64_t u = 0;        // unsigned integers and bool
-  int64_t i = 0;         // signed integers
-  double f = 0;          // f32 / f64
-  std::string s;         // string
+  uint64_t u = 0;                        // unsigned integers and bool
+  int64_t i = 0;                         // signed integers
+  double f = 0;                          // f32 / f64
+  std::string s;                         // string
   ValueType elem_type = ValueType::kU8;  // arrays
   std::vector<Value> arr;                // arrays (nested arrays allowed)
 
@@ -114,13 +125,13 @@ struct TensorInfo {
   int n_dims = 0;
   int64_t ne[4] = {1, 1, 1, 1};  // ne[0] is the contiguous dimension (ggml order)
   DType type = DType::kF32;
-  uint32_t type_id = 0;          // the id as written in the file
-  uint64_t offset = 0;           // relative to the data section
-  uint64_t info_offset = 0;      // absolute byte offset of this tensor info's record
+  uint32_t type_id = 0;            // the id as written in the file
+  uint64_t offset = 0;             // relative to the data section
+  uint64_t info_offset = 0;        // absolute byte offset of this tensor info's record
   uint64_t type_field_offset = 0;  // absolute byte offset of its u32 type field
   int64_t n_elements = 0;
-  uint64_t n_bytes = 0;          // StoredBytes(type, n_elements)
-  const uint8_t* data = nullptr; // into the mapping
+  uint64_t n_bytes = 0;           // StoredBytes(type, n_elements)
+  const uint8_t* data = nullptr;  // into the mapping
 
   // Bytes from the start of the data section to the end of this tensor's stored bytes.
   uint64_t end_offset() const { return offset + n_bytes; }

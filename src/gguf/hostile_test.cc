@@ -20,8 +20,15 @@ struct Bytes {
   Bytes& U8(uint8_t v) { return Raw(&v, 1); }
   Bytes& U32(uint32_t v) { return Raw(&v, 4); }
   Bytes& U64(uint64_t v) { return Raw(&v, 8); }
-  Bytes& Str(const std::string& v) { U64(v.size()); s += v; return *this; }
-  Bytes& Raw(const void* p, size_t n) { s.append(static_cast<const char*>(p), n); return *this; }
+  Bytes& Str(const std::string& v) {
+    U64(v.size());
+    s += v;
+    return *this;
+  }
+  Bytes& Raw(const void* p, size_t n) {
+    s.append(static_cast<const char*>(p), n);
+    return *this;
+  }
   Bytes& Header(uint64_t n_tensors, uint64_t n_kv, uint32_t version = 3) {
     return U32(0x46554747).U32(version).U64(n_tensors).U64(n_kv);
   }
@@ -32,8 +39,14 @@ struct Bytes {
     for (uint64_t d : ne) U64(d);
     return U32(type).U64(offset);
   }
-  Bytes& PadTo(size_t a) { s.resize((s.size() + a - 1) / a * a, '\0'); return *this; }
-  Bytes& Zeros(size_t n) { s.append(n, '\0'); return *this; }
+  Bytes& PadTo(size_t a) {
+    s.resize((s.size() + a - 1) / a * a, '\0');
+    return *this;
+  }
+  Bytes& Zeros(size_t n) {
+    s.append(n, '\0');
+    return *this;
+  }
 };
 
 Result<std::unique_ptr<File>> ParseImage(const std::string& image) {
@@ -50,8 +63,10 @@ void ExpectRejected(const std::string& image, ErrorCode code, uint64_t at,
   EXPECT_EQ(r.status().code(), code) << msg;
   EXPECT_EQ(msg.rfind(kName, 0), 0u) << msg;
   EXPECT_NE(msg.find(StrFormat("offset %llu:", static_cast<unsigned long long>(at))),
-            std::string::npos) << msg;
-  for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' in: " << msg;
+            std::string::npos)
+      << msg;
+  for (const char* p : parts)
+    EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' in: " << msg;
 }
 
 // One F32 tensor {4} at offset 0 with the given name/ids; a valid file unless patched.
@@ -113,8 +128,8 @@ TEST(GgufHostile, LyingLengths) {
 TEST(GgufHostile, BadValues) {
   ExpectRejected(Bytes().Header(0, 1).Str("k").U32(13).Zeros(8).s, ErrorCode::kFormat, 33,
                  {"unknown value type 13", "key 'k'"});
-  ExpectRejected(Bytes().Header(0, 1).Str("k").U32(9).U32(77).U64(0).Zeros(8).s,
-                 ErrorCode::kFormat, 37, {"unknown array element type 77"});
+  ExpectRejected(Bytes().Header(0, 1).Str("k").U32(9).U32(77).U64(0).Zeros(8).s, ErrorCode::kFormat,
+                 37, {"unknown array element type 77"});
   ExpectRejected(Bytes().Header(0, 1).Str("k").U32(7).U8(2).Zeros(12).s, ErrorCode::kFormat, 37,
                  {"bool value 2"});
   ExpectRejected(Bytes().Header(0, 1).Str("k").U32(6).U8(0).s, ErrorCode::kFormat, 37,
@@ -141,7 +156,7 @@ std::string NestedArrays(int depth) {
   Bytes b;
   b.Header(0, 1).Str("deep").U32(9);
   for (int d = 0; d < depth - 1; ++d) b.U32(9).U64(1);  // array of one array ...
-  b.U32(4).U64(0);                                         // ... of zero u32
+  b.U32(4).U64(0);                                      // ... of zero u32
   return b.PadTo(32).s;
 }
 
@@ -153,8 +168,7 @@ TEST(GgufHostile, NestingDepthIsCapped) {
   EXPECT_EQ(v->elem_type, ValueType::kU32);
   // header 24 + key "deep" 12 + type 4, then 12 bytes per array level.
   const uint64_t at = 24 + 12 + 4 + static_cast<uint64_t>(kMaxArrayDepth) * 12;
-  ExpectRejected(NestedArrays(kMaxArrayDepth + 1), ErrorCode::kFormat, at,
-                 {"nested deeper"});
+  ExpectRejected(NestedArrays(kMaxArrayDepth + 1), ErrorCode::kFormat, at, {"nested deeper"});
   // Thousands of levels must not recurse: refused at the cap.
   Bytes b;
   b.Header(0, 1).Str("k").U32(9);
@@ -174,8 +188,8 @@ TEST(GgufHostile, KeysAndNames) {
     ExpectRejected(Bytes().Header(0, 1).Str(key).U32(4).U32(1).s, ErrorCode::kFormat, 24,
                    {"not valid UTF-8"});
   }
-  auto good = ParseImage(Bytes().Header(0, 1).Str("\xf0\x9f\x90\xa6.\xc3\xa9").U32(4).U32(1)
-                             .PadTo(32).s);
+  auto good =
+      ParseImage(Bytes().Header(0, 1).Str("\xf0\x9f\x90\xa6.\xc3\xa9").U32(4).U32(1).PadTo(32).s);
   EXPECT_TRUE(good.ok()) << good.status().ToString();
   Bytes dup;
   dup.Header(0, 2).Str("k").U32(4).U32(1).Str("k").U32(4).U32(2);
@@ -191,7 +205,10 @@ TEST(GgufHostile, KeysAndNames) {
 std::string WithAlignment(uint32_t type, uint64_t value) {
   Bytes b;
   b.Header(0, 1).Str("general.alignment").U32(type);
-  if (type == 4) b.U32(static_cast<uint32_t>(value)); else b.U64(value);
+  if (type == 4)
+    b.U32(static_cast<uint32_t>(value));
+  else
+    b.U64(value);
   return b.PadTo(64).s;
 }
 
@@ -232,8 +249,7 @@ TEST(GgufHostile, RowLengthMustFillBlocks) {
 TEST(GgufHostile, TypeIds) {
   const uint64_t type_at = 24 + 9 + 4 + 8;
   for (uint32_t id : {38u, 39u}) {
-    ExpectRejected(OneTensor("w", id), ErrorCode::kUnsupported, type_at,
-                   {"tensor 'w'", "TL1/TL2"});
+    ExpectRejected(OneTensor("w", id), ErrorCode::kUnsupported, type_at, {"tensor 'w'", "TL1/TL2"});
   }
   for (uint32_t id : {2u, 40u, 41u, 44u, 1000u, 0xffffffffu}) {
     ExpectRejected(OneTensor("w", id), ErrorCode::kUnsupported, type_at,
@@ -263,8 +279,7 @@ TEST(GgufHostile, Placement) {
                  {"tensor 'w'", "past the end", "15 bytes"});
   // The in-band tail counts: an I8_S tensor of 4 values needs 36 bytes, not 4.
   ExpectRejected(OneTensor("s", 37, {4}, 0, 32), ErrorCode::kFormat, offset_at, {"past the end"});
-  ExpectRejected(OneTensor("t", 36, {128}, 0, 63), ErrorCode::kFormat, offset_at,
-                 {"past the end"});
+  ExpectRejected(OneTensor("t", 36, {128}, 0, 63), ErrorCode::kFormat, offset_at, {"past the end"});
   Bytes overlap;  // b starts inside a (a is 64 bytes of F32, b at 32)
   overlap.Header(2, 0).Tensor("a", {16}, 0, 0).Tensor("b", {4}, 0, 32).PadTo(32).Zeros(96);
   ExpectRejected(overlap.s, ErrorCode::kFormat, 24 + 33 + 9 + 4 + 8 + 4,
@@ -292,15 +307,15 @@ TEST(GgufHostile, StoredSizesOfThePublishedShapes) {
     const char* bytes;
   };
   const Case cases[] = {
-      {14, {1536, 151936}, "191439360 bytes"},  // token_embd.weight Q6_K
-      {1, {1536, 151936}, "466747392 bytes"},   // output.weight F16
-      {36, {1536, 1536}, "589856 bytes"},       // attn_q / attn_output I2_S
-      {36, {1536, 256}, "98336 bytes"},         // attn_k / attn_v
-      {43, {1536, 8960}, "3440672 bytes"},      // ffn_gate / ffn_up (remapped id)
-      {36, {8960, 1536}, "3440672 bytes"},      // ffn_down
-      {37, {16, 1024, 2048}, "33554464 bytes"}, // VAE downsample 6 I8_S: n + 32
-      {42, {1536, 1536}, "2359328 bytes"},      // connector fc2 I8_S (remapped id)
-      {8, {64, 3}, "204 bytes"},                // Q8_0: 34 bytes per 32
+      {14, {1536, 151936}, "191439360 bytes"},   // token_embd.weight Q6_K
+      {1, {1536, 151936}, "466747392 bytes"},    // output.weight F16
+      {36, {1536, 1536}, "589856 bytes"},        // attn_q / attn_output I2_S
+      {36, {1536, 256}, "98336 bytes"},          // attn_k / attn_v
+      {43, {1536, 8960}, "3440672 bytes"},       // ffn_gate / ffn_up (remapped id)
+      {36, {8960, 1536}, "3440672 bytes"},       // ffn_down
+      {37, {16, 1024, 2048}, "33554464 bytes"},  // VAE downsample 6 I8_S: n + 32
+      {42, {1536, 1536}, "2359328 bytes"},       // connector fc2 I8_S (remapped id)
+      {8, {64, 3}, "204 bytes"},                 // Q8_0: 34 bytes per 32
   };
   for (const Case& c : cases) {
     auto r = ParseImage(OneTensor("w", c.id, c.ne, 0, 0));

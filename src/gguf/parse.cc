@@ -13,18 +13,31 @@
 namespace tern::gguf {
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as little-endian u32
+constexpr uint32_t kMagic = 0x46554747;             // "GGUF" read as little-endian u32
 constexpr int64_t kMaxElements = int64_t{1} << 60;  // keeps every byte count in int64
 
 // Smallest encoding of one value of type `t` (for count-vs-remaining checks).
 uint64_t MinValueBytes(ValueType t) {
   switch (t) {
-    case ValueType::kU8: case ValueType::kI8: case ValueType::kBool: return 1;
-    case ValueType::kU16: case ValueType::kI16: return 2;
-    case ValueType::kU32: case ValueType::kI32: case ValueType::kF32: return 4;
-    case ValueType::kU64: case ValueType::kI64: case ValueType::kF64: return 8;
-    case ValueType::kString: return 8;   // length only
-    case ValueType::kArray: return 12;   // elem type + count
+    case ValueType::kU8:
+    case ValueType::kI8:
+    case ValueType::kBool:
+      return 1;
+    case ValueType::kU16:
+    case ValueType::kI16:
+      return 2;
+    case ValueType::kU32:
+    case ValueType::kI32:
+    case ValueType::kF32:
+      return 4;
+    case ValueType::kU64:
+    case ValueType::kI64:
+    case ValueType::kF64:
+      return 8;
+    case ValueType::kString:
+      return 8;  // length only
+    case ValueType::kArray:
+      return 12;  // elem type + count
   }
   return 1;
 }
@@ -37,13 +50,23 @@ int64_t FirstBadUtf8(const uint8_t* s, size_t n) {
   while (i < n) {
     const uint8_t c = s[i];
     if (c == 0) return static_cast<int64_t>(i);
-    if (c < 0x80) { ++i; continue; }
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
     size_t len;
     uint32_t cp;
-    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-    else return static_cast<int64_t>(i);
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else
+      return static_cast<int64_t>(i);
     if (n - i < len) return static_cast<int64_t>(i);
     for (size_t k = 1; k < len; ++k) {
       if ((s[i + k] & 0xC0) != 0x80) return static_cast<int64_t>(i);
@@ -69,8 +92,10 @@ class Parser {
   template <typename... Args>
   Status Fail(ErrorCode code, uint64_t at, const char* fmt, Args... args) {
     std::string what;
-    if constexpr (sizeof...(Args) == 0) what = fmt;
-    else what = StrFormat(fmt, args...);
+    if constexpr (sizeof...(Args) == 0)
+      what = fmt;
+    else
+      what = StrFormat(fmt, args...);
     return Status(code, StrFormat("%s: offset %llu: %s", f_->name_.c_str(),
                                   static_cast<unsigned long long>(at), what.c_str()));
   }
@@ -125,8 +150,8 @@ Status Parser::ReadName(std::string* s, const char* what) {
   if (s->empty()) return Fail(ErrorCode::kFormat, at, "empty %s", what);
   const int64_t bad = FirstBadUtf8(reinterpret_cast<const uint8_t*>(s->data()), s->size());
   if (bad >= 0) {
-    return Fail(ErrorCode::kFormat, at, "%s is not valid UTF-8 (byte %lld of %zu is 0x%02x)",
-                what, static_cast<long long>(bad), s->size(),
+    return Fail(ErrorCode::kFormat, at, "%s is not valid UTF-8 (byte %lld of %zu is 0x%02x)", what,
+                static_cast<long long>(bad), s->size(),
                 static_cast<unsigned char>((*s)[static_cast<size_t>(bad)]));
   }
   return Status::Ok();
@@ -136,16 +161,66 @@ Status Parser::ReadValue(ValueType t, Value* v, int depth) {
   v->type = t;
   const uint64_t at = pos_;
   switch (t) {
-    case ValueType::kU8: { uint8_t x; TERN_RETURN_IF_ERROR(Read(&x, "u8 value")); v->u = x; break; }
-    case ValueType::kU16: { uint16_t x; TERN_RETURN_IF_ERROR(Read(&x, "u16 value")); v->u = x; break; }
-    case ValueType::kU32: { uint32_t x; TERN_RETURN_IF_ERROR(Read(&x, "u32 value")); v->u = x; break; }
-    case ValueType::kU64: { uint64_t x; TERN_RETURN_IF_ERROR(Read(&x, "u64 value")); v->u = x; break; }
-    case ValueType::kI8: { int8_t x; TERN_RETURN_IF_ERROR(Read(&x, "i8 value")); v->i = x; break; }
-    case ValueType::kI16: { int16_t x; TERN_RETURN_IF_ERROR(Read(&x, "i16 value")); v->i = x; break; }
-    case ValueType::kI32: { int32_t x; TERN_RETURN_IF_ERROR(Read(&x, "i32 value")); v->i = x; break; }
-    case ValueType::kI64: { int64_t x; TERN_RETURN_IF_ERROR(Read(&x, "i64 value")); v->i = x; break; }
-    case ValueType::kF32: { float x; TERN_RETURN_IF_ERROR(Read(&x, "f32 value")); v->f = x; break; }
-    case ValueType::kF64: { double x; TERN_RETURN_IF_ERROR(Read(&x, "f64 value")); v->f = x; break; }
+    case ValueType::kU8: {
+      uint8_t x;
+      TERN_RETURN_IF_ERROR(Read(&x, "u8 value"));
+      v->u = x;
+      break;
+    }
+    case ValueType::kU16: {
+      uint16_t x;
+      TERN_RETURN_IF_ERROR(Read(&x, "u16 value"));
+      v->u = x;
+      break;
+    }
+    case ValueType::kU32: {
+      uint32_t x;
+      TERN_RETURN_IF_ERROR(Read(&x, "u32 value"));
+      v->u = x;
+      break;
+    }
+    case ValueType::kU64: {
+      uint64_t x;
+      TERN_RETURN_IF_ERROR(Read(&x, "u64 value"));
+      v->u = x;
+      break;
+    }
+    case ValueType::kI8: {
+      int8_t x;
+      TERN_RETURN_IF_ERROR(Read(&x, "i8 value"));
+      v->i = x;
+      break;
+    }
+    case ValueType::kI16: {
+      int16_t x;
+      TERN_RETURN_IF_ERROR(Read(&x, "i16 value"));
+      v->i = x;
+      break;
+    }
+    case ValueType::kI32: {
+      int32_t x;
+      TERN_RETURN_IF_ERROR(Read(&x, "i32 value"));
+      v->i = x;
+      break;
+    }
+    case ValueType::kI64: {
+      int64_t x;
+      TERN_RETURN_IF_ERROR(Read(&x, "i64 value"));
+      v->i = x;
+      break;
+    }
+    case ValueType::kF32: {
+      float x;
+      TERN_RETURN_IF_ERROR(Read(&x, "f32 value"));
+      v->f = x;
+      break;
+    }
+    case ValueType::kF64: {
+      double x;
+      TERN_RETURN_IF_ERROR(Read(&x, "f64 value"));
+      v->f = x;
+      break;
+    }
     case ValueType::kBool: {
       uint8_t x;
       TERN_RETURN_IF_ERROR(Read(&x, "bool value"));
@@ -153,7 +228,8 @@ Status Parser::ReadValue(ValueType t, Value* v, int depth) {
       v->u = x;
       break;
     }
-    case ValueType::kString: return ReadString(&v->s, "string value");
+    case ValueType::kString:
+      return ReadString(&v->s, "string value");
     case ValueType::kArray: {
       if (depth >= kMaxArrayDepth) {
         return Fail(ErrorCode::kFormat, at, "arrays nested deeper than %d levels", kMaxArrayDepth);
@@ -218,8 +294,8 @@ Status Parser::ReadHeader(uint64_t* n_tensors, uint64_t* n_kv) {
   if (*n_tensors > rem / 32 || *n_kv * 13 + *n_tensors * 32 > rem) {
     return Fail(ErrorCode::kFormat, 8,
                 "tensor count %llu (with %llu KVs) cannot fit in the %llu remaining bytes",
-                static_cast<unsigned long long>(*n_tensors),
-                static_cast<unsigned long long>(*n_kv), static_cast<unsigned long long>(rem));
+                static_cast<unsigned long long>(*n_tensors), static_cast<unsigned long long>(*n_kv),
+                static_cast<unsigned long long>(rem));
   }
   return Status::Ok();
 }
@@ -259,11 +335,10 @@ Status Parser::ReadKvs(uint64_t n_kv) {
                   ValueTypeName(a->type));
     }
     if (a->u < kMinAlignment || a->u > kMaxAlignment || (a->u & (a->u - 1)) != 0) {
-      return Fail(ErrorCode::kFormat, at,
-                  "general.alignment %llu is not a power of two in [%llu, %llu]",
-                  static_cast<unsigned long long>(a->u),
-                  static_cast<unsigned long long>(kMinAlignment),
-                  static_cast<unsigned long long>(kMaxAlignment));
+      return Fail(
+          ErrorCode::kFormat, at, "general.alignment %llu is not a power of two in [%llu, %llu]",
+          static_cast<unsigned long long>(a->u), static_cast<unsigned long long>(kMinAlignment),
+          static_cast<unsigned long long>(kMaxAlignment));
     }
     f_->alignment_ = a->u;
   }
@@ -281,8 +356,7 @@ Status Parser::ReadTensorInfo(TensorInfo* t) {
   uint32_t n_dims = 0;
   TERN_RETURN_IF_ERROR(Read(&n_dims, "n_dims"));
   if (n_dims < 1 || n_dims > 4) {
-    return Fail(ErrorCode::kFormat, dims_at, "tensor '%s': n_dims %u is not in 1..4", name,
-                n_dims);
+    return Fail(ErrorCode::kFormat, dims_at, "tensor '%s': n_dims %u is not in 1..4", name, n_dims);
   }
   t->n_dims = static_cast<int>(n_dims);
   int64_t n = 1;
@@ -296,8 +370,7 @@ Status Parser::ReadTensorInfo(TensorInfo* t) {
     }
     t->ne[d] = static_cast<int64_t>(ne);
     if (__builtin_mul_overflow(n, t->ne[d], &n) || n > kMaxElements) {
-      return Fail(ErrorCode::kFormat, at, "tensor '%s': element count overflows (over 2^60)",
-                  name);
+      return Fail(ErrorCode::kFormat, at, "tensor '%s': element count overflows (over 2^60)", name);
     }
   }
   t->n_elements = n;
@@ -328,8 +401,10 @@ Status Parser::CheckTensorPlacement() {
   for (TensorInfo& t : ts) {
     const uint64_t at = t.type_field_offset + 4;  // the offset field
     if (t.offset % f_->alignment_ != 0) {
-      return Fail(ErrorCode::kFormat, at, "tensor '%s': data offset %llu is not a multiple of "
-                  "the alignment %llu", t.name.c_str(), static_cast<unsigned long long>(t.offset),
+      return Fail(ErrorCode::kFormat, at,
+                  "tensor '%s': data offset %llu is not a multiple of "
+                  "the alignment %llu",
+                  t.name.c_str(), static_cast<unsigned long long>(t.offset),
                   static_cast<unsigned long long>(f_->alignment_));
     }
     if (t.offset > data_size || t.n_bytes > data_size - t.offset) {
@@ -378,7 +453,8 @@ Status Parser::Run() {
   if (data_offset > size_) {
     return Fail(ErrorCode::kFormat, pos_,
                 "truncated: the data section would start at offset %llu, past the end of the "
-                "file (%zu bytes)", static_cast<unsigned long long>(data_offset), size_);
+                "file (%zu bytes)",
+                static_cast<unsigned long long>(data_offset), size_);
   }
   f_->data_offset_ = data_offset;
   return CheckTensorPlacement();

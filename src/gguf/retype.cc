@@ -26,8 +26,8 @@ Status ApplyTypeIdPatches(const std::vector<TypeIdPatch>& patches, uint8_t* data
   for (const TypeIdPatch& p : patches) {
     if (p.field_offset > size || size - p.field_offset < 4) {
       return InvalidArgumentError("tensor '%s': type field offset %llu outside the %zu-byte image",
-                                  p.tensor.c_str(),
-                                  static_cast<unsigned long long>(p.field_offset), size);
+                                  p.tensor.c_str(), static_cast<unsigned long long>(p.field_offset),
+                                  size);
     }
     std::memcpy(data + p.field_offset, &p.new_id, 4);
   }
@@ -106,8 +106,7 @@ Status WriteAtomically(const File& in, const uint8_t* data, size_t size,
 
 }  // namespace
 
-Result<size_t> RewriteTypeIds(const std::string& input, const std::string& output,
-                              TypeIds target) {
+Result<size_t> RewriteTypeIds(const std::string& input, const std::string& output, TypeIds target) {
   TERN_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> map, MappedFile::Open(input));
   TERN_ASSIGN_OR_RETURN(std::unique_ptr<File> f, File::Parse(map->data(), map->size(), input));
   struct stat st;
@@ -121,8 +120,7 @@ Result<size_t> RewriteTypeIds(const std::string& input, const std::string& outpu
     dest = real;
     std::free(real);
   }
-  TERN_RETURN_IF_ERROR(
-      WriteAtomically(*f, map->data(), map->size(), patches, st.st_mode, dest));
+  TERN_RETURN_IF_ERROR(WriteAtomically(*f, map->data(), map->size(), patches, st.st_mode, dest));
   return patches.size();
 }
 

@@ -20,13 +20,13 @@ Status RewriteWithKvs(const std::string& input, const std::string& output,
       ids = TypeIds::kRemapped;
     }
   }
-  if (in->alignment() > UINT32_MAX) return UnsupportedError("%s: alignment too large", input.c_str());
+  if (in->alignment() > UINT32_MAX)
+    return UnsupportedError("%s: alignment too large", input.c_str());
   Writer w(ids, static_cast<uint32_t>(in->alignment()));
   for (const auto& [key, value] : in->kv()) w.SetValue(key, value);
   for (const auto& [key, value] : set) w.SetValue(key, value);
   for (const TensorInfo& t : in->tensors()) {
-    TERN_RETURN_IF_ERROR(w.AddTensor(t.name, t.type,
-                                     std::vector<int64_t>(t.ne, t.ne + t.n_dims),
+    TERN_RETURN_IF_ERROR(w.AddTensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims),
                                      std::vector<uint8_t>(t.data, t.data + t.n_bytes)));
   }
   struct stat st;
@@ -64,7 +64,8 @@ Status RewriteWithKvs(const std::string& input, const std::string& output,
   for (const auto& [key, value] : set) {
     const Value* v = (*out)->Find(key);
     if (v == nullptr || !(*v == value))
-      return fail(InternalError("%s: key '%s' did not come out as written", tmp.c_str(), key.c_str()));
+      return fail(
+          InternalError("%s: key '%s' did not come out as written", tmp.c_str(), key.c_str()));
   }
   out->reset();
   if (::rename(tmp.c_str(), dest.c_str()) != 0) {

@@ -18,8 +18,8 @@ std::vector<uint8_t> Pattern(size_t n, uint8_t seed) {
 TEST(RewriteWithKvs, AddsKeysAndKeepsEveryTensorByte) {
   for (const TypeIds ids : {TypeIds::kPublished, TypeIds::kRemapped}) {
     for (const uint32_t alignment : {32u, 64u}) {
-      SCOPED_TRACE(::testing::Message() << "alignment " << alignment << " remapped "
-                                        << (ids == TypeIds::kRemapped));
+      SCOPED_TRACE(::testing::Message()
+                   << "alignment " << alignment << " remapped " << (ids == TypeIds::kRemapped));
       Writer w(ids, alignment);
       w.SetString("general.name", "t");
       w.SetBool("tern.trained.context", true);

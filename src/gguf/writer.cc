@@ -26,18 +26,42 @@ void PutString(std::string* out, const std::string& s) {
 // Writes the payload of `v` as type `t` (for array elements `t` is the array's elem type).
 void PutValue(std::string* out, ValueType t, const Value& v) {
   switch (t) {
-    case ValueType::kU8: Put<uint8_t>(out, static_cast<uint8_t>(v.u)); break;
-    case ValueType::kI8: Put<int8_t>(out, static_cast<int8_t>(v.i)); break;
-    case ValueType::kU16: Put<uint16_t>(out, static_cast<uint16_t>(v.u)); break;
-    case ValueType::kI16: Put<int16_t>(out, static_cast<int16_t>(v.i)); break;
-    case ValueType::kU32: Put<uint32_t>(out, static_cast<uint32_t>(v.u)); break;
-    case ValueType::kI32: Put<int32_t>(out, static_cast<int32_t>(v.i)); break;
-    case ValueType::kF32: Put<float>(out, static_cast<float>(v.f)); break;
-    case ValueType::kBool: Put<uint8_t>(out, v.u ? 1 : 0); break;
-    case ValueType::kString: PutString(out, v.s); break;
-    case ValueType::kU64: Put<uint64_t>(out, v.u); break;
-    case ValueType::kI64: Put<int64_t>(out, v.i); break;
-    case ValueType::kF64: Put<double>(out, v.f); break;
+    case ValueType::kU8:
+      Put<uint8_t>(out, static_cast<uint8_t>(v.u));
+      break;
+    case ValueType::kI8:
+      Put<int8_t>(out, static_cast<int8_t>(v.i));
+      break;
+    case ValueType::kU16:
+      Put<uint16_t>(out, static_cast<uint16_t>(v.u));
+      break;
+    case ValueType::kI16:
+      Put<int16_t>(out, static_cast<int16_t>(v.i));
+      break;
+    case ValueType::kU32:
+      Put<uint32_t>(out, static_cast<uint32_t>(v.u));
+      break;
+    case ValueType::kI32:
+      Put<int32_t>(out, static_cast<int32_t>(v.i));
+      break;
+    case ValueType::kF32:
+      Put<float>(out, static_cast<float>(v.f));
+      break;
+    case ValueType::kBool:
+      Put<uint8_t>(out, v.u ? 1 : 0);
+      break;
+    case ValueType::kString:
+      PutString(out, v.s);
+      break;
+    case ValueType::kU64:
+      Put<uint64_t>(out, v.u);
+      break;
+    case ValueType::kI64:
+      Put<int64_t>(out, v.i);
+      break;
+    case ValueType::kF64:
+      Put<double>(out, v.f);
+      break;
     case ValueType::kArray:
       Put<uint32_t>(out, static_cast<uint32_t>(v.elem_type));
       Put<uint64_t>(out, v.arr.size());
@@ -111,7 +135,8 @@ Status Writer::AddTensor(const std::string& name, DType type, const std::vector<
                          std::vector<uint8_t> bytes) {
   if (name.empty()) return InvalidArgumentError("gguf writer: empty tensor name");
   for (const Tensor& t : tensors_) {
-    if (t.name == name) return InvalidArgumentError("gguf writer: duplicate tensor '%s'", name.c_str());
+    if (t.name == name)
+      return InvalidArgumentError("gguf writer: duplicate tensor '%s'", name.c_str());
   }
   if (ne.empty() || ne.size() > 4) {
     return InvalidArgumentError("gguf writer: tensor '%s': %zu dims (1..4 allowed)", name.c_str(),
@@ -125,15 +150,19 @@ Status Writer::AddTensor(const std::string& name, DType type, const std::vector<
     }
   }
   if (!RowLengthValid(type, ne[0])) {
-    return InvalidArgumentError("gguf writer: tensor '%s': ne[0] = %lld is not a multiple of %s's "
-                                "block of %lld", name.c_str(), static_cast<long long>(ne[0]),
-                                DTypeName(type), static_cast<long long>(Traits(type).block_elems));
+    return InvalidArgumentError(
+        "gguf writer: tensor '%s': ne[0] = %lld is not a multiple of %s's "
+        "block of %lld",
+        name.c_str(), static_cast<long long>(ne[0]), DTypeName(type),
+        static_cast<long long>(Traits(type).block_elems));
   }
   const int64_t want = StoredBytes(type, n);
   if (static_cast<int64_t>(bytes.size()) != want) {
-    return InvalidArgumentError("gguf writer: tensor '%s': %zu bytes given, %s with %lld elements "
-                                "stores %lld", name.c_str(), bytes.size(), DTypeName(type),
-                                static_cast<long long>(n), static_cast<long long>(want));
+    return InvalidArgumentError(
+        "gguf writer: tensor '%s': %zu bytes given, %s with %lld elements "
+        "stores %lld",
+        name.c_str(), bytes.size(), DTypeName(type), static_cast<long long>(n),
+        static_cast<long long>(want));
   }
   tensors_.push_back(Tensor{name, type, ne, std::move(bytes)});
   return Status::Ok();
@@ -174,7 +203,9 @@ std::string Writer::Serialize() const {
 
 Status Writer::WriteTo(const std::string& path) const {
   struct Closer {
-    void operator()(FILE* f) const { if (f) std::fclose(f); }
+    void operator()(FILE* f) const {
+      if (f) std::fclose(f);
+    }
   };
   std::unique_ptr<FILE, Closer> f(std::fopen(path.c_str(), "wb"));
   if (!f) return IoError("%s: cannot open for writing: %s", path.c_str(), std::strerror(errno));

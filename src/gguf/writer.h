@@ -78,8 +78,7 @@ Status ApplyTypeIdPatches(const std::vector<TypeIdPatch>& patches, uint8_t* data
 // output == input the file is replaced atomically (temporary file in the same directory,
 // fsync, rename); the result is re-parsed before it replaces anything. Returns the number
 // of fields changed.
-Result<size_t> RewriteTypeIds(const std::string& input, const std::string& output,
-                              TypeIds target);
+Result<size_t> RewriteTypeIds(const std::string& input, const std::string& output, TypeIds target);
 
 // Copies `input` to `output` with the KV pairs `set` added after the file's own (a key the
 // file has keeps its place and takes the new value). Everything else is the input's: its

@@ -46,8 +46,8 @@ namespace tern::kernels {
 
 enum class Isa : uint8_t { kScalar, kAvx2, kAvx512, kNeon };
 
-const char* IsaName(Isa isa);                       // "scalar", "avx2", "avx512", "neon"
-Result<Isa> IsaFromName(std::string_view name);     // error names the accepted values
+const char* IsaName(Isa isa);                    // "scalar", "avx2", "avx512", "neon"
+Result<Isa> IsaFromName(std::string_view name);  // error names the accepted values
 
 // Rounding used when a float is turned into int8.
 enum class Round : uint8_t {
@@ -144,8 +144,8 @@ struct KernelTable {
   // costs most where K is small: the encoder's linear and conv matrices are packed for
   // these. Null in tables without them; ops then pack with pack_i8 and run gemm_i8_i8.
   void (*gemm_u8_i8)(const uint8_t* w, int64_t k, int64_t n_rows, int64_t r0, int64_t r1,
-                     const int8_t* x, int64_t ldx, int64_t n, const int32_t* corr,
-                     int32_t* acc, int64_t ldo);
+                     const int8_t* x, int64_t ldx, int64_t n, const int32_t* corr, int32_t* acc,
+                     int64_t ldo);
   void (*gemm_u8_i8_ep)(const uint8_t* w, int64_t k, int64_t n_rows, int64_t r0, int64_t r1,
                         const int8_t* x, int64_t ldx, int64_t n, const int32_t* corr,
                         const I8Epilogue& ep);
@@ -177,8 +177,8 @@ struct KernelTable {
   // be null), then q = round(clamp(y * inv, -127, 127)) as requant_f32_i8, and with `relu`
   // q = max(q, 0). Bit-identical to those two entries in sequence; the float y never leaves
   // the registers.
-  void (*i32_requant_i8)(const int32_t* acc, int64_t rows, int64_t n, float c,
-                         const float* bias, float inv, Round mode, bool relu, int8_t* q);
+  void (*i32_requant_i8)(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,
+                         float inv, Round mode, bool relu, int8_t* q);
   // Folds `rows` rows of n int32 (row j at x + j*ld) into per-column bounds:
   // mn[i] = min(mn[i], x[j][i]), mx[i] = max(mx[i], x[j][i]). The encoder's GEMMs learn
   // their output absmax this way (the epilogue is monotone in the sum; i8s_matmul.cc).
@@ -196,15 +196,15 @@ struct KernelTable {
   // call per row cost as much as the arithmetic); rows of a, b, q and out are n apart.
   // out[j][i] = ((float)a[j][i] * sa) * g[i] + (float)b[j][i] * sb   (add_scaled; g null:
   // a*sa + b*sb).
-  void (*i8_add_scaled_f32)(const int8_t* a, float sa, const float* g, const int8_t* b,
-                            float sb, int64_t rows, int64_t n, float* out);
+  void (*i8_add_scaled_f32)(const int8_t* a, float sa, const float* g, const int8_t* b, float sb,
+                            int64_t rows, int64_t n, float* out);
   // The factors of rms_norm_scaled for `rows` rows of n int8 (row j at q + j*n): with
   // ss = sum_i q[j][i]^2 (exact int32), s[j] = 1 / sqrt((float)ss / (float)n + eps), each
   // operation one IEEE rounding (correctly rounded division and square root on every ISA).
   void (*i8_rms_factors)(const int8_t* q, int64_t rows, int64_t n, float eps, float* s);
   // out[j][i] = ((float)q[j][i] * s[j]) * g[i]   (rms_norm_scaled, row j's factor s[j]).
-  void (*i8_scale_mul_f32)(const int8_t* q, int64_t rows, int64_t n, const float* s,
-                           const float* g, float* out);
+  void (*i8_scale_mul_f32)(const int8_t* q, int64_t rows, int64_t n, const float* s, const float* g,
+                           float* out);
   // One fill fused with the pass that consumes it, its float values never stored: with q
   // null, returns max |y| over the rows x n values (as absmax_f32); else writes
   // q[j*n + i] = requant_f32_i8's byte of y[j][i] (inv, mode) and returns 0. Bit-identical to

@@ -216,8 +216,7 @@ namespace {
 // depend on which range, tile or thread computed it. Here: 1, 2, 3 and 4 aligned parts vs
 // one call, compared byte for byte (float included: per-row reduction order is fixed).
 template <typename Run>
-void ExpectSplitInvariant(int64_t nr, int64_t align, size_t out_elems, size_t elem_bytes,
-                          Run run) {
+void ExpectSplitInvariant(int64_t nr, int64_t align, size_t out_elems, size_t elem_bytes, Run run) {
   std::vector<uint8_t> whole(out_elems * elem_bytes, 0);
   run(0, nr, whole.data());
   for (int parts : {2, 3, 4}) {
@@ -265,12 +264,10 @@ TEST(RowSplits, GiveIdenticalBytes) {
                        reinterpret_cast<float*>(o), ldo);
       });
       ExpectSplitInvariant(nr, t->i8_row_align, elems, 4, [&](int64_t b, int64_t e, uint8_t* o) {
-        t->gemm_i8_i8(p8.data(), k, nr, b, e, x8.data(), k, n, reinterpret_cast<int32_t*>(o),
-                      ldo);
+        t->gemm_i8_i8(p8.data(), k, nr, b, e, x8.data(), k, n, reinterpret_cast<int32_t*>(o), ldo);
       });
       ExpectSplitInvariant(nr, 1, elems, 4, [&](int64_t b, int64_t e, uint8_t* o) {
-        t->gemm_f16_f32(w16.data(), k, k, b, e, x.data(), k, n, reinterpret_cast<float*>(o),
-                        ldo);
+        t->gemm_f16_f32(w16.data(), k, k, b, e, x.data(), k, n, reinterpret_cast<float*>(o), ldo);
       });
     }
   }
@@ -368,8 +365,8 @@ TEST(EncoderFills, FusedFillMatchesFillThenReduce) {
         for (size_t i = 0; i < g.n; ++i) g[i] = nd(rng) * 1.5f;
         for (size_t i = 0; i < rs.n; ++i) rs[i] = 0.01f + std::abs(nd(rng));
         for (int kind = 0; kind < 3; ++kind) {
-          SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " n=" << n << " rows=" << rows
-                                            << " kind=" << kind);
+          SCOPED_TRACE(::testing::Message()
+                       << IsaName(t->isa) << " n=" << n << " rows=" << rows << " kind=" << kind);
           I8Fill f;
           f.a = a.data();
           if (kind == 0) {  // RMSNorm
@@ -410,12 +407,24 @@ TEST(EncoderFills, IntegerDepthwiseMatchesFloat) {
   tables.push_back(&o);
   for (const KernelTable* t : tables) {
     // Channel counts around the AVX-512 kernel's groups of 16 and 32, and one output row.
-    for (auto [n, rows] : {std::pair<int64_t, int64_t>{1, 3}, {7, 3}, {15, 3}, {16, 3}, {17, 3},
-                           {31, 3}, {32, 3}, {33, 3}, {64, 3}, {100, 3}, {257, 3}, {32, 64},
-                           {17, 65}, {48, 130}, {33, 1}}) {
+    for (auto [n, rows] : {std::pair<int64_t, int64_t>{1, 3},
+                           {7, 3},
+                           {15, 3},
+                           {16, 3},
+                           {17, 3},
+                           {31, 3},
+                           {32, 3},
+                           {33, 3},
+                           {64, 3},
+                           {100, 3},
+                           {257, 3},
+                           {32, 64},
+                           {17, 65},
+                           {48, 130},
+                           {33, 1}}) {
       for (int fill : {0, 1, 2}) {  // random; all +127; x +127 with w -127
-        SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " n=" << n << " rows=" << rows
-                                          << " fill=" << fill);
+        SCOPED_TRACE(::testing::Message()
+                     << IsaName(t->isa) << " n=" << n << " rows=" << rows << " fill=" << fill);
         const int64_t ldx = n + 3, ldw = n + 5, ldo = n + 2;
         const size_t nx = static_cast<size_t>((rows + 6) * ldx + n), nw = 7 * ldw + n;
         Guarded<int8_t> x(nx), w(nw);
@@ -480,8 +489,15 @@ TEST(EncoderFills, FusedDepthwiseEpilogueMatchesEntries) {
       EXPECT_EQ(out[0] + mn[0] + mx[0], 21);
       EXPECT_EQ(q[0], 5);
     }
-    for (auto [n, rows] : {std::pair<int64_t, int64_t>{1, 3}, {15, 1}, {16, 4}, {17, 9},
-                           {32, 128}, {33, 5}, {48, 2}, {100, 7}, {256, 16}}) {
+    for (auto [n, rows] : {std::pair<int64_t, int64_t>{1, 3},
+                           {15, 1},
+                           {16, 4},
+                           {17, 9},
+                           {32, 128},
+                           {33, 5},
+                           {48, 2},
+                           {100, 7},
+                           {256, 16}}) {
       SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " n=" << n << " rows=" << rows);
       const int64_t ldx = n + 3, ldw = n + 5;
       const size_t nx = static_cast<size_t>((rows + 6) * ldx + n), nw = 7 * ldw + n;
@@ -518,8 +534,8 @@ TEST(EncoderFills, FusedDepthwiseEpilogueMatchesEntries) {
       const int64_t ldq = n + 7;
       Guarded<int8_t> q1(static_cast<size_t>(rows * ldq));
       ForEachRequantEpilogue(q1.data(), ldq, c, inv, bias.data(), [&](const I8Epilogue& rq) {
-        SCOPED_TRACE(::testing::Message() << "bias=" << (rq.bias != nullptr) << " relu="
-                                          << rq.relu << " even=" << (rq.mode == Round::kHalfEven));
+        SCOPED_TRACE(::testing::Message() << "bias=" << (rq.bias != nullptr) << " relu=" << rq.relu
+                                          << " even=" << (rq.mode == Round::kHalfEven));
         std::vector<int8_t> q0(q1.n, 99);
         for (size_t i = 0; i < q1.n; ++i) q1[i] = 99;
         for (int64_t j = 0; j < rows; ++j)

@@ -16,13 +16,12 @@
 namespace tern::kernels {
 namespace {
 
+using ktest::Bits;
 using ktest::ForEachRequantEpilogue;
 using ktest::Guarded;
 using ktest::GuardedBuffer;
 using ktest::Scalar;
 using ktest::SimdTables;
-using ktest::Bits;
-
 
 // Quantized activation rows (n rows of k, stride ldq) in guarded memory.
 struct QRows {
@@ -121,13 +120,13 @@ void CheckI2s(const std::vector<uint8_t>& codes, int64_t k, int64_t nr, const QR
   const std::vector<uint8_t> canon = ktest::EncodeI2s(codes, k, nr);
   const int64_t ldo = nr + 3;
   std::vector<float> want(static_cast<size_t>(n * ldo), -7.0f);
-  Scalar().gemm_i2s_i8(canon.data(), k, nr, 0, nr, w_scale, in.q.data(), in.ldq,
-                       in.scale.data(), in.sums.data(), n, want.data(), ldo);
+  Scalar().gemm_i2s_i8(canon.data(), k, nr, 0, nr, w_scale, in.q.data(), in.ldq, in.scale.data(),
+                       in.sums.data(), n, want.data(), ldo);
   if (check_reference) {
     for (int64_t j = 0; j < n; ++j) {
       for (int64_t r = 0; r < nr; ++r) {
-        const float ref = I2sReference(codes.data() + r * k, k, in.q.data() + j * in.ldq,
-                                       in.scale[j], w_scale);
+        const float ref =
+            I2sReference(codes.data() + r * k, k, in.q.data() + j * in.ldq, in.scale[j], w_scale);
         ASSERT_EQ(Bits(want[j * ldo + r]), Bits(ref)) << "oracle r=" << r << " j=" << j;
       }
     }
@@ -141,7 +140,7 @@ void CheckI2s(const std::vector<uint8_t>& codes, int64_t k, int64_t nr, const QR
     if (nr > 2 * a) ranges.push_back({a, 2 * a});
     for (auto [r0, r1] : ranges) {
       SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " k=" << k << " N=" << nr
-                                      << " n=" << n << " rows " << r0 << ".." << r1);
+                                        << " n=" << n << " rows " << r0 << ".." << r1);
       Guarded<float> got(static_cast<size_t>((n - 1) * ldo + nr));
       for (size_t i = 0; i < got.n; ++i) got[i] = -7.0f;
       t->gemm_i2s_i8(packed->as<uint8_t>(), k, nr, r0, r1, w_scale, in.q.data(), in.ldq,
@@ -169,8 +168,7 @@ std::unique_ptr<QRows> Quantized(std::mt19937& rng, int64_t n, int64_t k) {
   const int64_t ldq = k + 16;
   std::vector<float> x = RandomActivations(rng, n, k, 0.5f);
   auto q = std::make_unique<QRows>(n, k, ldq);
-  Scalar().quantize_rows_i8(x.data(), n, k, k, q->q.data(), ldq, q->scale.data(),
-                            q->sums.data());
+  Scalar().quantize_rows_i8(x.data(), n, k, k, q->q.data(), ldq, q->scale.data(), q->sums.data());
   return q;
 }
 
@@ -276,8 +274,8 @@ TEST(GemmI2sI8, DegenerateScalesGiveZerosNotNaN) {
          }()) {
       std::unique_ptr<GuardedBuffer> packed(ktest::PackI2s(*t, canon.data(), k, nr));
       std::vector<float> out(static_cast<size_t>(n * nr), -1.0f);
-      t->gemm_i2s_i8(packed->as<uint8_t>(), k, nr, 0, nr, w_scale, in.q.data(), k,
-                     in.scale.data(), in.sums.data(), n, out.data(), nr);
+      t->gemm_i2s_i8(packed->as<uint8_t>(), k, nr, 0, nr, w_scale, in.q.data(), k, in.scale.data(),
+                     in.sums.data(), n, out.data(), nr);
       for (int64_t j = 0; j < n; ++j) {
         for (int64_t r = 0; r < nr; ++r) {
           const float v = out[j * nr + r];
@@ -335,9 +333,9 @@ void CheckI8Epilogue(Run&& run, int64_t k, int64_t nr, int64_t r0, int64_t r1, i
 // gemm_u8_i8 and its epilogue on the same products: with the weights' row sums as the
 // correction (x flipped in the kernel: the FFN's input), and, for x >= 0 (the FFN's ReLU
 // hidden), also without (x's bytes read as they are). Each must give the oracle's sums.
-void CheckU8(const KernelTable& t, const std::vector<int8_t>& w, int64_t k, int64_t nr,
-             int64_t r0, int64_t r1, const int8_t* x, int64_t ldx, int64_t n,
-             const std::vector<int32_t>& want, int64_t ldo) {
+void CheckU8(const KernelTable& t, const std::vector<int8_t>& w, int64_t k, int64_t nr, int64_t r0,
+             int64_t r1, const int8_t* x, int64_t ldx, int64_t n, const std::vector<int32_t>& want,
+             int64_t ldo) {
   std::unique_ptr<GuardedBuffer> packed(ktest::PackI8(t, w.data(), k, nr, /*u8=*/true));
   bool nonneg = true;
   for (int64_t j = 0; j < n; ++j)
@@ -368,8 +366,8 @@ void CheckI8(const std::vector<int8_t>& w, int64_t k, int64_t nr, const Guarded<
   const int64_t ldo = nr + 1;
   // Reference from the canonical matrix, also checking the oracle.
   std::vector<int32_t> want(static_cast<size_t>(n * ldo), -7);
-  Scalar().gemm_i8_i8(reinterpret_cast<const uint8_t*>(w.data()), k, nr, 0, nr, x.data(), ldx,
-                      n, want.data(), ldo);
+  Scalar().gemm_i8_i8(reinterpret_cast<const uint8_t*>(w.data()), k, nr, 0, nr, x.data(), ldx, n,
+                      want.data(), ldo);
   for (int64_t j = 0; j < n && nr <= 70; ++j) {
     for (int64_t r = 0; r < nr; ++r) {
       int64_t d = 0;
@@ -385,7 +383,7 @@ void CheckI8(const std::vector<int8_t>& w, int64_t k, int64_t nr, const Guarded<
     if (nr > 2 * a) ranges.push_back({a, 2 * a});
     for (auto [r0, r1] : ranges) {
       SCOPED_TRACE(::testing::Message() << IsaName(t->isa) << " k=" << k << " N=" << nr
-                                      << " n=" << n << " rows " << r0 << ".." << r1);
+                                        << " n=" << n << " rows " << r0 << ".." << r1);
       Guarded<int32_t> got(static_cast<size_t>((n - 1) * ldo + nr));
       for (size_t i = 0; i < got.n; ++i) got[i] = -7;
       t->gemm_i8_i8(packed->as<uint8_t>(), k, nr, r0, r1, x.data(), ldx, n, got.data(), ldo);
@@ -401,8 +399,7 @@ void CheckI8(const std::vector<int8_t>& w, int64_t k, int64_t nr, const Guarded<
               t->gemm_i8_i8_ep(packed->as<uint8_t>(), k, nr, r0, r1, x.data(), ldx, n, ep);
             },
             k, nr, r0, r1, n, want, ldo);
-      if (t->gemm_u8_i8 != nullptr)
-        CheckU8(*t, w, k, nr, r0, r1, x.data(), ldx, n, want, ldo);
+      if (t->gemm_u8_i8 != nullptr) CheckU8(*t, w, k, nr, r0, r1, x.data(), ldx, n, want, ldo);
     }
   }
 }
@@ -586,7 +583,8 @@ TEST(Packing, SeparableByAlignedRowBlocks) {
       t->pack_i2s(canon.data(), k, n, whole.data());
       for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, a}, {a, 3 * a}, {3 * a, n}}) {
         ASSERT_EQ(t->i2s_packed_bytes(k, r1 - r0),
-                  t->i2s_packed_bytes(k, r1) - t->i2s_packed_bytes(k, r0)) << r0;
+                  t->i2s_packed_bytes(k, r1) - t->i2s_packed_bytes(k, r0))
+            << r0;
         t->pack_i2s(canon.data() + r0 * k / 4, k, r1 - r0,
                     parts.data() + t->i2s_packed_bytes(k, r0));
       }

@@ -138,16 +138,29 @@ float FromBits(uint32_t u) {
 
 TEST(F16, ScalarKnownValues) {
   const KernelTable& s = Scalar();
-  struct Case { float f; uint16_t h; } cases[] = {
-      {0.0f, 0x0000}, {-0.0f, 0x8000}, {1.0f, 0x3c00}, {-2.0f, 0xc000},
-      {65504.0f, 0x7bff}, {65519.99f, 0x7bff}, {65520.0f, 0x7c00}, {1e9f, 0x7c00},
-      {std::ldexp(1.0f, -24), 0x0001}, {std::ldexp(1.0f, -25), 0x0000},        // tie -> even 0
-      {std::ldexp(1.5f, -25), 0x0001}, {std::ldexp(3.0f, -25), 0x0002},       // tie -> even 2
-      {std::ldexp(1.0f, -14), 0x0400}, {std::ldexp(1023.5f, -24), 0x0400},    // carry to normal
-      {1.0f + std::ldexp(1.0f, -11), 0x3c00},                                 // tie -> even
-      {1.0f + std::ldexp(3.0f, -11), 0x3c02},                                 // tie -> even
-      {1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20), 0x3c01},         // above tie
-      {INFINITY, 0x7c00}, {-INFINITY, 0xfc00},
+  struct Case {
+    float f;
+    uint16_t h;
+  } cases[] = {
+      {0.0f, 0x0000},
+      {-0.0f, 0x8000},
+      {1.0f, 0x3c00},
+      {-2.0f, 0xc000},
+      {65504.0f, 0x7bff},
+      {65519.99f, 0x7bff},
+      {65520.0f, 0x7c00},
+      {1e9f, 0x7c00},
+      {std::ldexp(1.0f, -24), 0x0001},
+      {std::ldexp(1.0f, -25), 0x0000},  // tie -> even 0
+      {std::ldexp(1.5f, -25), 0x0001},
+      {std::ldexp(3.0f, -25), 0x0002},  // tie -> even 2
+      {std::ldexp(1.0f, -14), 0x0400},
+      {std::ldexp(1023.5f, -24), 0x0400},                              // carry to normal
+      {1.0f + std::ldexp(1.0f, -11), 0x3c00},                          // tie -> even
+      {1.0f + std::ldexp(3.0f, -11), 0x3c02},                          // tie -> even
+      {1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20), 0x3c01},  // above tie
+      {INFINITY, 0x7c00},
+      {-INFINITY, 0xfc00},
   };
   for (const Case& c : cases) {
     uint16_t h = 0;
@@ -164,7 +177,7 @@ TEST(F16, ScalarKnownValues) {
       EXPECT_TRUE(std::isnan(f));
       continue;
     }
-    const double want = e == 31 ? INFINITY
+    const double want = e == 31  ? INFINITY
                         : e == 0 ? std::ldexp(static_cast<double>(m), -24)
                                  : std::ldexp(1.0 + m / 1024.0, static_cast<int>(e) - 15);
     ASSERT_EQ(static_cast<double>(std::fabs(f)), want) << h;
@@ -247,8 +260,8 @@ TEST(Q6K, DecodedByHandAndSimdMatches) {
     Scalar().f16_to_f32(&b[i].d, 1, &d);
     for (int e = 0; e < 256; ++e) {
       // Element e of a block belongs to sub-block e / 16 (16 values per scale).
-      const float y = d * static_cast<float>(b[i].scales[e / 16]) *
-                      static_cast<float>(q[i * 256 + e] - 32);
+      const float y =
+          d * static_cast<float>(b[i].scales[e / 16]) * static_cast<float>(q[i * 256 + e] - 32);
       ASSERT_EQ(Bits(want[i * 256 + e]), Bits(y)) << i << " " << e;
     }
   }

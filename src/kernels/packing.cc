@@ -58,8 +58,8 @@ void PackI2s16(const uint8_t* canonical, int64_t k, int64_t n_rows, uint8_t* pac
         // Two 64-bit loads hold fields s = 0, 1 (lo) and 2, 3 (hi) in their 32-bit halves.
         const uint8_t* src = row + (c / 8) * 32 + 16 * (c % 2);
         const int shift = 6 - 2 * static_cast<int>((c % 8) / 2);
-        const uint64_t pairs =
-            CodesAt(Load64(src), shift) << 6 | CodesAt(Load64(src + 8), shift) << 2;
+        const uint64_t pairs = CodesAt(Load64(src), shift) << 6 | CodesAt(Load64(src + 8), shift)
+                                                                      << 2;
         Store32(d + c * 64, static_cast<uint32_t>(pairs) | static_cast<uint32_t>(pairs >> 34));
       }
     }
@@ -72,8 +72,7 @@ size_t I8x16Bytes(int64_t k, int64_t n_rows) {
 
 // One 32-bit copy per row and quad (the VAE's ~700 M weights at load time); only a row's
 // last quad, when K % 4 != 0, goes byte by byte.
-void PackI8x16(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t flip,
-               uint8_t* packed) {
+void PackI8x16(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t flip, uint8_t* packed) {
   const int64_t groups = RowGroups(n_rows), k4 = I8K4(k), full = k / 4;
   const uint32_t flip4 = flip * kBytes01;
   for (int64_t g = 0; g < groups; ++g) {

@@ -38,8 +38,7 @@ void PackI2s16(const uint8_t* canonical, int64_t k, int64_t n_rows, uint8_t* pac
 
 static inline int64_t I8K4(int64_t k) { return (k + 3) / 4 * 4; }
 size_t I8x16Bytes(int64_t k, int64_t n_rows);
-void PackI8x16(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t flip,
-               uint8_t* packed);
+void PackI8x16(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t flip, uint8_t* packed);
 
 }  // namespace tern::kernels::packing
 

@@ -24,7 +24,9 @@ class GuardedBuffer {
   GuardedBuffer& operator=(const GuardedBuffer&) = delete;
 
   template <typename T>
-  T* as() { return reinterpret_cast<T*>(data_); }
+  T* as() {
+    return reinterpret_cast<T*>(data_);
+  }
   size_t size() const { return bytes_; }
 
  private:

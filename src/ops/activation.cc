@@ -41,8 +41,8 @@ void Softmax(ThreadPool& pool, float* x, int64_t rows, int64_t n, int64_t ldx) {
   });
 }
 
-void AddInPlace(ThreadPool& pool, float* x, int64_t ldx, const float* y, int64_t ldy,
-                int64_t rows, int64_t n) {
+void AddInPlace(ThreadPool& pool, float* x, int64_t ldx, const float* y, int64_t ldy, int64_t rows,
+                int64_t n) {
   ParallelRanges(pool, rows, 1, rows * n, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       float* xr = x + r * ldx;

@@ -20,7 +20,7 @@ void SoftmaxRow(float* x, int64_t n);
 void Softmax(ThreadPool& pool, float* x, int64_t rows, int64_t n, int64_t ldx);
 
 // x[r*ldx + i] += y[r*ldy + i] (the residual connection).
-void AddInPlace(ThreadPool& pool, float* x, int64_t ldx, const float* y, int64_t ldy,
-                int64_t rows, int64_t n);
+void AddInPlace(ThreadPool& pool, float* x, int64_t ldx, const float* y, int64_t ldy, int64_t rows,
+                int64_t n);
 
 }  // namespace tern::ops

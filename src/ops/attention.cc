@@ -86,8 +86,8 @@ size_t DecodeAttentionScratchFloats(const AttentionDims& dims, int64_t max_rows,
   return AttentionScratchFloats(dims, max_rows, nth);
 }
 
-void DecodeAttention(ThreadPool& pool, const AttentionDims& dims, const DecodeRow* rows,
-                     int64_t n, float* scratch) {
+void DecodeAttention(ThreadPool& pool, const AttentionDims& dims, const DecodeRow* rows, int64_t n,
+                     float* scratch) {
   TERN_CHECK(dims.n_kv_heads > 0 && dims.n_heads % dims.n_kv_heads == 0);
   const auto& kt = kernels::Kernels();
   const int64_t hd = dims.head_dim, group = dims.group();

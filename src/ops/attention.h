@@ -69,7 +69,7 @@ size_t DecodeAttentionScratchFloats(const AttentionDims& dims, int64_t max_rows,
 
 // The rows' StoreKv + CausalAttention (n = 1 each) in one parallel region over (row, KV head):
 // each output is byte-identical to that sequence's own StoreKv + CausalAttention call.
-void DecodeAttention(ThreadPool& pool, const AttentionDims& dims, const DecodeRow* rows,
-                     int64_t n, float* scratch);
+void DecodeAttention(ThreadPool& pool, const AttentionDims& dims, const DecodeRow* rows, int64_t n,
+                     float* scratch);
 
 }  // namespace tern::ops

@@ -43,12 +43,11 @@ void RunCase(const Case& c) {
     const KvLayer kv{kc.data(), vc.data(), cap};
     // Earlier rows in one call, the new ones in another (prefill then the batch).
     if (c.start > 0) StoreKv(pool, dims, k_all.data(), kvd, v_all.data(), kvd, c.start, 0, kv);
-    StoreKv(pool, dims, k_all.data() + c.start * kvd, kvd, v_all.data() + c.start * kvd, kvd,
-            c.n, c.start, kv);
+    StoreKv(pool, dims, k_all.data() + c.start * kvd, kvd, v_all.data() + c.start * kvd, kvd, c.n,
+            c.start, kv);
     std::vector<float> scratch(AttentionScratchFloats(dims, c.start + c.n, nth));
     std::vector<float> out(static_cast<size_t>(c.n * qd), -9.0f);
-    CausalAttention(pool, dims, q.data(), qd, c.n, c.start, kv, out.data(), qd,
-                    scratch.data());
+    CausalAttention(pool, dims, q.data(), qd, c.n, c.start, kv, out.data(), qd, scratch.data());
     if (!first.empty()) {
       ASSERT_EQ(std::memcmp(first.data(), out.data(), out.size() * 4), 0) << "nth=" << nth;
       continue;
@@ -145,8 +144,7 @@ TEST(DecodeAttentionTest, EachRowEqualsItsOwnSequencesAttention) {
     base_k[i].resize(kf.size());
     base_v[i].resize(vf.size());
     for (size_t j = 0; j < kf.size(); ++j) {
-      const bool used = static_cast<int64_t>(j % (cap * dims.head_dim)) / dims.head_dim <
-                        cached[i];
+      const bool used = static_cast<int64_t>(j % (cap * dims.head_dim)) / dims.head_dim < cached[i];
       base_k[i][j] = used ? F32ToF16(kf[j]) : uint16_t{0x7777};
       base_v[i][j] = used ? F32ToF16(vf[j]) : uint16_t{0x7777};
     }
@@ -161,10 +159,14 @@ TEST(DecodeAttentionTest, EachRowEqualsItsOwnSequencesAttention) {
       const KvLayer own{ks[i].data(), vs[i].data(), cap};
       StoreKv(pool, dims, k.data() + i * kvd, kvd, v.data() + i * kvd, kvd, 1, cached[i], own);
       std::vector<float> scratch(AttentionScratchFloats(dims, cached[i] + 1, pool.size()));
-      CausalAttention(pool, dims, q.data() + i * qd, qd, 1, cached[i], own,
-                      solo.data() + i * qd, qd, scratch.data());
-      rows[i] = {q.data() + i * qd, k.data() + i * kvd, v.data() + i * kvd, cached[i],
-                 KvLayer{kb[i].data(), vb[i].data(), cap}, batched.data() + i * qd};
+      CausalAttention(pool, dims, q.data() + i * qd, qd, 1, cached[i], own, solo.data() + i * qd,
+                      qd, scratch.data());
+      rows[i] = {q.data() + i * qd,
+                 k.data() + i * kvd,
+                 v.data() + i * kvd,
+                 cached[i],
+                 KvLayer{kb[i].data(), vb[i].data(), cap},
+                 batched.data() + i * qd};
       longest = std::max(longest, cached[i] + 1);
     }
     std::vector<float> scratch(DecodeAttentionScratchFloats(dims, longest, pool.size()));

@@ -10,8 +10,7 @@
 namespace tern::ops {
 
 bool RowDecodeSupported(DType type) {
-  return type == DType::kF32 || type == DType::kF16 || type == DType::kQ8_0 ||
-         type == DType::kQ6_K;
+  return type == DType::kF32 || type == DType::kF16 || type == DType::kQ8_0 || type == DType::kQ6_K;
 }
 
 void DequantizeRow(DType type, const uint8_t* row, int64_t k, float* out) {
@@ -34,13 +33,12 @@ void DequantizeRow(DType type, const uint8_t* row, int64_t k, float* out) {
   }
 }
 
-void EmbeddingLookup(ThreadPool& pool, const EmbeddingTable& table, const int32_t* ids,
-                     int64_t n, float* out, int64_t ldo) {
+void EmbeddingLookup(ThreadPool& pool, const EmbeddingTable& table, const int32_t* ids, int64_t n,
+                     float* out, int64_t ldo) {
   ParallelRanges(pool, n, 1, n * table.dim * 4, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       TERN_CHECK(ids[i] >= 0 && ids[i] < table.rows);
-      DequantizeRow(table.type, table.data + ids[i] * table.row_bytes, table.dim,
-                    out + i * ldo);
+      DequantizeRow(table.type, table.data + ids[i] * table.row_bytes, table.dim, out + i * ldo);
     }
   });
 }

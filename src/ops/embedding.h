@@ -30,7 +30,7 @@ struct EmbeddingTable {
 
 // out[i*ldo .. +dim) = row ids[i] of the table, for i < n. Ids must be in [0, rows) (checked
 // by the caller: a user-visible error belongs there). Threaded over ids.
-void EmbeddingLookup(ThreadPool& pool, const EmbeddingTable& table, const int32_t* ids,
-                     int64_t n, float* out, int64_t ldo);
+void EmbeddingLookup(ThreadPool& pool, const EmbeddingTable& table, const int32_t* ids, int64_t n,
+                     float* out, int64_t ldo);
 
 }  // namespace tern::ops

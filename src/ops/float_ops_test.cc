@@ -42,10 +42,10 @@ TEST(RmsNormTest, MatchesDoubleReference) {
   const auto x = RandomFloats(static_cast<size_t>(rows * ld), 1, 3.0f);
   const auto w = RandomFloats(static_cast<size_t>(n), 2, 1.0f);
   const float eps = 1e-6f;
-  const auto y = SameAtAllThreadCounts(static_cast<size_t>(rows * n), [&](ThreadPool& p,
-                                                                          std::vector<float>& o) {
-    RmsNorm(p, x.data(), rows, n, ld, w.data(), eps, o.data(), n);
-  });
+  const auto y = SameAtAllThreadCounts(
+      static_cast<size_t>(rows * n), [&](ThreadPool& p, std::vector<float>& o) {
+        RmsNorm(p, x.data(), rows, n, ld, w.data(), eps, o.data(), n);
+      });
   for (int64_t r = 0; r < rows; ++r) {
     double ss = 0;
     for (int64_t i = 0; i < n; ++i) ss += static_cast<double>(x[r * ld + i]) * x[r * ld + i];
@@ -92,8 +92,10 @@ TEST(RopeTest, NeoxRotatesPairsHalfAHeadApart) {
       const float* b = y.data() + r * ld + h * d;
       double n_in = 0, n_out = 0;
       for (int64_t i = 0; i < d / 2; ++i) {
-        const double e0 = static_cast<double>(a[i]) * c[i] - static_cast<double>(a[i + d / 2]) * s[i];
-        const double e1 = static_cast<double>(a[i]) * s[i] + static_cast<double>(a[i + d / 2]) * c[i];
+        const double e0 =
+            static_cast<double>(a[i]) * c[i] - static_cast<double>(a[i + d / 2]) * s[i];
+        const double e1 =
+            static_cast<double>(a[i]) * s[i] + static_cast<double>(a[i + d / 2]) * c[i];
         const double mag = std::fabs(a[i]) + std::fabs(a[i + d / 2]);
         ASSERT_LE(std::fabs(b[i] - e0), 3 * kU * mag);
         ASSERT_LE(std::fabs(b[i + d / 2] - e1), 3 * kU * mag);

@@ -141,8 +141,8 @@ void AddScaled(ThreadPool& pool, const I8sTensor& a, const I8sTensor& b, const f
   auto fill = [&](float* dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     TERN_CHECK(r1 - r0 == 1 || (c0 == 0 && c1 == C && ld == C));  // whole rows, or one
     // (a * sa) * gamma + b * sb
-    kt.i8_add_scaled_f32(a.q + r0 * C + c0, sa, gamma ? gamma + c0 : nullptr, b.q + r0 * C + c0,
-                         sb, r1 - r0, c1 - c0, dst);
+    kt.i8_add_scaled_f32(a.q + r0 * C + c0, sa, gamma ? gamma + c0 : nullptr, b.q + r0 * C + c0, sb,
+                         r1 - r0, c1 - c0, dst);
   };
   auto fused = [&](int64_t r0, int64_t c0) {
     kernels::I8Fill f;
@@ -232,8 +232,8 @@ auto DwTiles(int64_t C) {
 // per-channel bounds, then each tile recomputed and requantized. Where the ISA fuses the
 // epilogue (dw8_i8_ep) no sum leaves the registers; else a tile of them goes through
 // i32_minmax / i32_requant_i8. No float tensor is stored, the input is never converted.
-void DepthwiseInt8(ThreadPool& pool, const I8sDepthwise& w, const float* bias,
-                   const I8sTensor& x, I8sTensor* out) {
+void DepthwiseInt8(ThreadPool& pool, const I8sDepthwise& w, const float* bias, const I8sTensor& x,
+                   I8sTensor* out) {
   const kernels::KernelTable& kt = kernels::Kernels();
   const int64_t C = x.ne0, T = x.ne1, K = 8;
   const float c = w.scale * x.scale;
@@ -262,8 +262,10 @@ void DepthwiseInt8(ThreadPool& pool, const I8sDepthwise& w, const float* bias,
       alignas(64) int8_t pad[2 * (K - 1) * kDwChunk];
       for (int64_t i = 0; i < nr + K - 1; ++i) {
         const int64_t row = r0 - (K - 1) + i;
-        if (row < 0) std::fill(pad + i * nc, pad + (i + 1) * nc, int8_t{0});
-        else std::copy(x.q + row * C + c0, x.q + row * C + c1, pad + i * nc);
+        if (row < 0)
+          std::fill(pad + i * nc, pad + (i + 1) * nc, int8_t{0});
+        else
+          std::copy(x.q + row * C + c0, x.q + row * C + c1, pad + i * nc);
       }
       run(pad, nc, nr, c0, nc, ep);
       r0 += nr;

@@ -72,8 +72,8 @@ const int32_t* U8Corr(const I8sMatrix& w, const Cols& cols) {
 
 // int32 products of weight rows [r0, r1) with columns [t0, t1); column t's row block
 // lands at acc + (t - t0) * ldo + r (absolute row index, as the kernel defines it).
-void GemmTile(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& cols,
-              int64_t t0, int64_t t1, int64_t r0, int64_t r1, int32_t* acc, int64_t ldo) {
+void GemmTile(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& cols, int64_t t0,
+              int64_t t1, int64_t r0, int64_t r1, int32_t* acc, int64_t ldo) {
   int64_t t = t0;
   while (t < t1) {
     const int8_t* p;
@@ -81,8 +81,7 @@ void GemmTile(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& co
     ColSegment(cols, t, t1, &p, &ld, &e);
     int32_t* out = acc + (t - t0) * ldo;
     if (w.u8) {
-      kt.gemm_u8_i8(w.packed.data(), w.k, w.n, r0, r1, p, ld, e - t, U8Corr(w, cols), out,
-                    ldo);
+      kt.gemm_u8_i8(w.packed.data(), w.k, w.n, r0, r1, p, ld, e - t, U8Corr(w, cols), out, ldo);
     } else {
       kt.gemm_i8_i8(w.packed.data(), w.k, w.n, r0, r1, p, ld, e - t, out, ldo);
     }
@@ -105,8 +104,8 @@ struct TileOut {
 // epilogue where the ISA has one; otherwise (or when they are stored anyway: the kernel's
 // store, then one i32_minmax pass over the L1-resident tile, which beats folding in the
 // epilogue) through gemm_i8_i8 and the separate entries. Same bytes either way.
-void GemmTileOut(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& cols,
-                 int64_t t0, int64_t t1, int64_t r0, int64_t r1, const TileOut& o) {
+void GemmTileOut(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols& cols, int64_t t0,
+                 int64_t t1, int64_t r0, int64_t r1, const TileOut& o) {
   const kernels::I8Epilogue& rq = o.rq;
   TERN_CHECK((o.bounds != nullptr) != (rq.q != nullptr));
   const bool fused = w.u8 ? kt.gemm_u8_i8_ep != nullptr : kt.gemm_i8_i8_ep != nullptr;
@@ -116,9 +115,8 @@ void GemmTileOut(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols&
     if (o.bounds != nullptr) o.bounds->Fold(kt, acc + r0, t1 - t0, o.ldo);
     if (rq.q != nullptr)
       for (int64_t t = 0; t < t1 - t0; ++t)
-        kt.i32_requant_i8(acc + t * o.ldo + r0, 1, r1 - r0, rq.c,
-                          rq.bias ? rq.bias + r0 : nullptr, rq.inv, rq.mode, rq.relu,
-                          rq.q + t * rq.ldq + r0);
+        kt.i32_requant_i8(acc + t * o.ldo + r0, 1, r1 - r0, rq.c, rq.bias ? rq.bias + r0 : nullptr,
+                          rq.inv, rq.mode, rq.relu, rq.q + t * rq.ldq + r0);
     return;
   }
   kernels::I8Epilogue ep = rq;
@@ -144,8 +142,8 @@ void GemmTileOut(const kernels::KernelTable& kt, const I8sMatrix& w, const Cols&
 
 // acc{N, T}: the int32 sums of all columns (row t = column t, stride N); returns G = max |y|
 // of the epilogue y = (float)acc * c + bias without computing y.
-float GemmBias(ThreadPool& pool, const I8sMatrix& w, const Cols& cols, float c,
-               const float* bias, int32_t* acc) {
+float GemmBias(ThreadPool& pool, const I8sMatrix& w, const Cols& cols, float c, const float* bias,
+               int32_t* acc) {
   const kernels::KernelTable& kt = kernels::Kernels();
   const int64_t T = cols.n, N = w.n;
   AtomicAbsMax gmax;
@@ -156,8 +154,10 @@ float GemmBias(ThreadPool& pool, const I8sMatrix& w, const Cols& cols, float c,
   const int64_t align = std::max<int64_t>(1, kt.i8_row_align);
   pool.Run([&](int tid, int nth_) {
     int64_t t_b = 0, t_e = T, r_b = 0, r_e = N;
-    if (by_cols) ThreadPool::Split(T, kTokenBlock, tid, nth_, &t_b, &t_e);
-    else ThreadPool::Split(N, align, tid, nth_, &r_b, &r_e);
+    if (by_cols)
+      ThreadPool::Split(T, kTokenBlock, tid, nth_, &t_b, &t_e);
+    else
+      ThreadPool::Split(N, align, tid, nth_, &r_b, &r_e);
     if (t_b >= t_e || r_b >= r_e) return;
     RowBounds bounds(r_e - r_b);
     TileOut o;
@@ -342,8 +342,10 @@ void Conv1dAdd(ThreadPool& pool, const I8sConv1d& cv, const float* bias, const I
     int8_t* col = col_scratch + (e_i++) * K * ic;
     for (int64_t k = 0; k < K; ++k) {
       const int64_t i = t * s - cv.lp + k;
-      if (i >= 0 && i < iw) std::memcpy(col + k * ic, x.q + i * ic, static_cast<size_t>(ic));
-      else std::memset(col + k * ic, 0, static_cast<size_t>(ic));
+      if (i >= 0 && i < iw)
+        std::memcpy(col + k * ic, x.q + i * ic, static_cast<size_t>(ic));
+      else
+        std::memset(col + k * ic, 0, static_cast<size_t>(ic));
     }
   }
   Cols cols;
@@ -383,8 +385,8 @@ MlpScratch MlpScratchBytes(int64_t tokens, int64_t c, int64_t h, int n_threads,
   // Per thread: an int8 hidden tile, and (recomputing) the int32 tile it comes from.
   size_t per_thread = AlignUp(static_cast<size_t>(kTokenBlock * h));
   if (!s.store) per_thread += AlignUp(static_cast<size_t>(kTokenBlock * h) * sizeof(int32_t));
-  s.bytes = (s.store ? AlignUp(y1) : 0) + y2 +
-            per_thread * static_cast<size_t>(std::max(1, n_threads));
+  s.bytes =
+      (s.store ? AlignUp(y1) : 0) + y2 + per_thread * static_cast<size_t>(std::max(1, n_threads));
   return s;
 }
 

@@ -112,8 +112,8 @@ struct MmCase {
 
 TEST(I8sOps, MulMatAddAndReluMatchReference) {
   std::mt19937 rng(2);
-  for (MmCase c : {MmCase{8, 32, 1}, MmCase{32, 128, 37}, MmCase{64, 33, 100},
-                   MmCase{128, 64, 300}, MmCase{256, 200, 5}, MmCase{40, 7, 513}}) {
+  for (MmCase c : {MmCase{8, 32, 1}, MmCase{32, 128, 37}, MmCase{64, 33, 100}, MmCase{128, 64, 300},
+                   MmCase{256, 200, 5}, MmCase{40, 7, 513}}) {
     auto w = RandI8(rng, static_cast<size_t>(c.k * c.n));
     auto x = RandI8(rng, static_cast<size_t>(c.k * c.t));
     auto bias = RandF(rng, static_cast<size_t>(c.n), -3, 3);
@@ -259,7 +259,9 @@ std::vector<int8_t> RefIm2col(const std::vector<int8_t>& x, int64_t iw, int64_t 
 
 TEST(I8sOps, Im2colAsymMatchesReference) {
   std::mt19937 rng(4);
-  struct C { int64_t iw, ch, k, s, lp, rp; };
+  struct C {
+    int64_t iw, ch, k, s, lp, rp;
+  };
   for (C c : {C{20, 3, 8, 1, 7, 0}, C{21, 2, 4, 2, 2, 0}, C{9, 4, 16, 5, 11, 0},
               C{3, 2, 16, 8, 8, 0}, C{17, 1, 5, 3, 1, 4}}) {
     auto x = RandI8(rng, c.iw * c.ch);
@@ -321,7 +323,9 @@ TEST(I8sOps, Conv1dMatchesIm2colThenMatmul) {
   // Products of at most 32 taps x channels (the first, sixth and last cases) are computed
   // twice instead of stored where the ISA fuses the epilogue (AVX-512): same bytes. Both
   // packings (u8: the input flipped in the kernel, the padding columns too).
-  struct C { int64_t k, ic, oc, s, zero; };
+  struct C {
+    int64_t k, ic, oc, s, zero;
+  };
   for (C c : {C{8, 1, 32, 1, 0}, C{4, 32, 64, 2, 0}, C{16, 8, 16, 5, 0}, C{16, 8, 16, 5, 6},
               C{8, 16, 8, 4, 0}, C{16, 4, 8, 8, 0}, C{16, 4, 8, 8, 8}, C{4, 3, 5, 2, 3}}) {
     for (int64_t iw : {int64_t{1}, c.s - 1, c.s, c.s + 1, int64_t{37}, int64_t{203}}) {
@@ -330,7 +334,7 @@ TEST(I8sOps, Conv1dMatchesIm2colThenMatmul) {
       auto w = RandI8(rng, c.k * c.ic * c.oc);  // stored {K, IC, OC}
       for (size_t i = 0; i < w.size(); ++i)
         if (static_cast<int64_t>(i) % c.k < c.zero) w[i] = 0;
-      auto x_tc = RandI8(rng, iw * c.ic);        // ggml layout {IW, IC}
+      auto x_tc = RandI8(rng, iw * c.ic);  // ggml layout {IW, IC}
       auto bias = RandF(rng, c.oc, -1, 1);
       const float ws = 0.02f, xs = 0.3f;
       int64_t ow;
@@ -432,8 +436,13 @@ TEST(I8sOps, AddScaledMatchesReferenceAtAnyThreadCount) {
 
 TEST(I8sOps, DepthwiseMatchesPermuteIm2colReference) {
   std::mt19937 rng(9);
-  for (auto [C, T, K] : {std::tuple<int64_t, int64_t, int64_t>{8, 1, 8}, {32, 50, 8},
-                         {300, 17, 8}, {16, 5, 4}, {64, 260, 8}, {600, 9, 3}, {24, 1100, 8},
+  for (auto [C, T, K] : {std::tuple<int64_t, int64_t, int64_t>{8, 1, 8},
+                         {32, 50, 8},
+                         {300, 17, 8},
+                         {16, 5, 4},
+                         {64, 260, 8},
+                         {600, 9, 3},
+                         {24, 1100, 8},
                          {520, 300, 8}}) {
     auto x_ct = RandI8(rng, C * T);  // tern layout {C, T}
     auto w = RandI8(rng, K * C);     // stored {K, 1, C}
@@ -483,8 +492,7 @@ TEST(I8sOps, MlpStoredAndRecomputedMatchTheTwoOps) {
     auto b1 = RandF(rng, H, -1, 1), b2 = RandF(rng, C, -1, 1);
     const float s1 = 0.01f, s2 = 0.02f, xs = 0.05f;
     const RefT h = RefRequant(RefMatmul(w1, s1, x, xs, b1.data(), C, H, T), false, true);
-    const RefT ref =
-        RefRequant(RefMatmul(w2, s2, h.q, h.scale, b2.data(), H, C, T), false, false);
+    const RefT ref = RefRequant(RefMatmul(w2, s2, h.q, h.scale, b2.data(), H, C, T), false, false);
     for (bool u8 : {false, true}) {
       const I8sMatrix m1 = PackI8sMatrix(w1.data(), C, H, s1, u8);
       const I8sMatrix m2 = PackI8sMatrix(w2.data(), H, C, s2, u8);

@@ -91,8 +91,8 @@ int64_t Conv1dOutLen(int64_t in_len, int64_t kernel, int64_t stride, int64_t lp,
   return ow > 0 ? ow : 0;
 }
 
-void Im2colAsym(ThreadPool& pool, const I8sTensor& x, int64_t kernel, int64_t stride,
-                int64_t lp, int64_t rp, I8sTensor* out) {
+void Im2colAsym(ThreadPool& pool, const I8sTensor& x, int64_t kernel, int64_t stride, int64_t lp,
+                int64_t rp, I8sTensor* out) {
   const int64_t iw = x.ne0, ch = x.ne1;
   const int64_t ow = Conv1dOutLen(iw, kernel, stride, lp, rp);
   const int64_t col = ch * kernel;

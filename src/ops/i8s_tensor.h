@@ -49,8 +49,7 @@ struct I8sMatrix {
 // Packs N canonical rows of K int8 (row r at rows + r*K). Load time only (allocates).
 // `u8`: for unsigned activations where the kernel table has gemm_u8_i8 (else as without):
 // the encoder's linear and conv matrices, whose products then need no activation row sums.
-I8sMatrix PackI8sMatrix(const int8_t* rows, int64_t k, int64_t n, float scale,
-                        bool u8 = false);
+I8sMatrix PackI8sMatrix(const int8_t* rows, int64_t k, int64_t n, float scale, bool u8 = false);
 
 // The waveform quantizer (spec 3.3 step 1), kept in upstream's arithmetic:
 //   amax = max(1e-5f, max|x|) (float);  s = 127.0f / amax;
@@ -68,8 +67,8 @@ void TransposeI8s(ThreadPool& pool, const I8sTensor& x, I8sTensor* out);
 // x is {IW, C} (time contiguous, one row per channel); out is {C*K, OW} with
 //   out[t*(C*K) + c*K + k] = x[c*IW + t*stride + k - lp]   (0 outside [0, IW)),
 //   OW = Conv1dOutLen(IW, K, stride, lp, rp); the scale is copied unchanged.
-void Im2colAsym(ThreadPool& pool, const I8sTensor& x, int64_t kernel, int64_t stride,
-                int64_t lp, int64_t rp, I8sTensor* out);
+void Im2colAsym(ThreadPool& pool, const I8sTensor& x, int64_t kernel, int64_t stride, int64_t lp,
+                int64_t rp, I8sTensor* out);
 
 // ggml's output length with C truncation: OW = (IW + lp + rp - K) / stride + 1. With
 // lp = K - stride and rp = 0 this is floor(IW/stride) for IW >= stride and 1 for

@@ -18,8 +18,8 @@ void QuantizeRows(ThreadPool& pool, const float* x, int64_t rows, int64_t k, int
   out->k = k;
   const auto& kt = kernels::Kernels();
   ParallelRanges(pool, rows, 1, rows * k, [&](int64_t b, int64_t e) {
-    kt.quantize_rows_i8(x + b * ldx, e - b, k, ldx, out->q + b * out->ldq, out->ldq,
-                        out->scale + b, out->sums + b);
+    kt.quantize_rows_i8(x + b * ldx, e - b, k, ldx, out->q + b * out->ldq, out->ldq, out->scale + b,
+                        out->sums + b);
   });
 }
 
@@ -29,8 +29,7 @@ void PackI2S(const uint8_t* canonical, int64_t k, int64_t n, uint8_t* packed) {
   kernels::Kernels().pack_i2s(canonical, k, n, packed);
 }
 
-void LinearI2S(ThreadPool& pool, const QuantizedRows& x, const I2SProjection* proj,
-               int n_proj) {
+void LinearI2S(ThreadPool& pool, const QuantizedRows& x, const I2SProjection* proj, int n_proj) {
   const auto& kt = kernels::Kernels();
   const int64_t align = std::max<int64_t>(1, kt.i2s_row_align);
   // Concatenate the projections' output rows into one index space; each starts at a multiple
@@ -51,8 +50,8 @@ void LinearI2S(ThreadPool& pool, const QuantizedRows& x, const I2SProjection* pr
       const int64_t r1 = std::min({e, offset[p + 1]}) - offset[p];
       const int64_t r1c = std::min(r1, pr.w->n);
       if (r0 >= r1c) continue;
-      kt.gemm_i2s_i8(pr.w->packed, x.k, pr.w->n, r0, r1c, pr.w->scale, x.q, x.ldq, x.scale,
-                     x.sums, x.rows, pr.out, pr.ldo);
+      kt.gemm_i2s_i8(pr.w->packed, x.k, pr.w->n, r0, r1c, pr.w->scale, x.q, x.ldq, x.scale, x.sums,
+                     x.rows, pr.out, pr.ldo);
       if (pr.bias) {
         for (int64_t j = 0; j < x.rows; ++j) {
           float* o = pr.out + j * pr.ldo;
@@ -72,15 +71,14 @@ void LinearI2SSwiGlu(ThreadPool& pool, const QuantizedRows& x, const I2SMatrix& 
   auto run = [&](int64_t r0, int64_t r1) {
     kt.gemm_i2s_i8(gate.packed, x.k, gate.n, r0, r1, gate.scale, x.q, x.ldq, x.scale, x.sums,
                    x.rows, out, ldo);
-    kt.gemm_i2s_i8(up.packed, x.k, up.n, r0, r1, up.scale, x.q, x.ldq, x.scale, x.sums,
-                   x.rows, up_scratch, ldo);
+    kt.gemm_i2s_i8(up.packed, x.k, up.n, r0, r1, up.scale, x.q, x.ldq, x.scale, x.sums, x.rows,
+                   up_scratch, ldo);
     for (int64_t j = 0; j < x.rows; ++j) {
       float* o = out + j * ldo + r0;
       kt.silu_mul_f32(o, up_scratch + j * ldo + r0, r1 - r0, o);
     }
   };
-  ParallelRanges(pool, gate.n, align, 2 * gate.n * x.k * std::max<int64_t>(1, x.rows) / 16,
-                 run);
+  ParallelRanges(pool, gate.n, align, 2 * gate.n * x.k * std::max<int64_t>(1, x.rows) / 16, run);
 }
 
 Result<I8Matrix> QuantizeWeightsI8(DType type, const uint8_t* data, int64_t k, int64_t n,
@@ -90,8 +88,10 @@ Result<I8Matrix> QuantizeWeightsI8(DType type, const uint8_t* data, int64_t k, i
                             DTypeName(type));
   }
   if (!RowLengthValid(type, k)) {
-    return InvalidArgumentError("W8A8 weights: row length %lld is not a whole number of %s "
-                                "blocks", static_cast<long long>(k), DTypeName(type));
+    return InvalidArgumentError(
+        "W8A8 weights: row length %lld is not a whole number of %s "
+        "blocks",
+        static_cast<long long>(k), DTypeName(type));
   }
   const auto& kt = kernels::Kernels();
   const int64_t row_bytes = RowBytes(type, k);
@@ -102,9 +102,10 @@ Result<I8Matrix> QuantizeWeightsI8(DType type, const uint8_t* data, int64_t k, i
   const size_t packed_bytes = kt.i8_packed_bytes(k, n);
   m.packed = HugeBuffer::Allocate(packed_bytes);
   if (m.packed.size() != packed_bytes) {
-    return ResourceExhaustedError("W8A8 weights: cannot allocate %zu MB for %lld x %lld int8 "
-                                  "rows", packed_bytes >> 20, static_cast<long long>(n),
-                                  static_cast<long long>(k));
+    return ResourceExhaustedError(
+        "W8A8 weights: cannot allocate %zu MB for %lld x %lld int8 "
+        "rows",
+        packed_bytes >> 20, static_cast<long long>(n), static_cast<long long>(k));
   }
   // Blocks of whole row groups (packs are separable by aligned row blocks, kernels.h): the
   // int8 rows of one block live in a per-task buffer, never the whole matrix at once.
@@ -166,8 +167,8 @@ void LinearW8A8(ThreadPool& pool, const I8Matrix& w, const QuantizedRows& x, flo
         // The kernel writes acc_base[j*ldo + r] for r in [r0, r1): shift the base by r0 so
         // the block lands at acc[0].
         int32_t* acc_base = acc - r0;
-        kt.gemm_i8_i8(w.packed.data(), w.k, w.n, r0, r1, x.q + j0 * x.ldq, x.ldq, nj,
-                      acc_base, r1 - r0);
+        kt.gemm_i8_i8(w.packed.data(), w.k, w.n, r0, r1, x.q + j0 * x.ldq, x.ldq, nj, acc_base,
+                      r1 - r0);
         for (int64_t j = 0; j < nj; ++j) {
           const float s = x.scale[j0 + j];
           const int32_t* a = acc + j * (r1 - r0);

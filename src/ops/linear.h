@@ -72,8 +72,7 @@ struct I2SProjection {
 
 // Runs several projections of the same activations in one parallel region: the output rows of
 // all of them are split across the threads together (so q/k/v of a layer load-balance).
-void LinearI2S(ThreadPool& pool, const QuantizedRows& x, const I2SProjection* proj,
-               int n_proj);
+void LinearI2S(ThreadPool& pool, const QuantizedRows& x, const I2SProjection* proj, int n_proj);
 inline void LinearI2S(ThreadPool& pool, const QuantizedRows& x, const I2SProjection& p) {
   LinearI2S(pool, x, &p, 1);
 }
@@ -86,8 +85,8 @@ void LinearI2SSwiGlu(ThreadPool& pool, const QuantizedRows& x, const I2SMatrix& 
 
 // ---- W8A8 ---------------------------------------------------------------------------------
 struct I8Matrix {
-  HugeBuffer packed;            // kernel table's packed layout of the int8 rows
-  std::vector<float> scale;     // per output row: amax/127 (0 for an all-zero row)
+  HugeBuffer packed;         // kernel table's packed layout of the int8 rows
+  std::vector<float> scale;  // per output row: amax/127 (0 for an all-zero row)
   int64_t k = 0;
   int64_t n = 0;
 };

@@ -97,8 +97,7 @@ TernaryMatrix RandomTernary(int64_t k, int64_t n, uint32_t seed, float scale) {
 }
 
 // Plain-loop reference: out = ((float)(sum (code-1)*q) / s) * scale (+ bias).
-std::vector<float> RefI2S(const TernaryMatrix& t, const Acts& a, int64_t rows,
-                          const float* bias) {
+std::vector<float> RefI2S(const TernaryMatrix& t, const Acts& a, int64_t rows, const float* bias) {
   const int64_t k = t.m.k, n = t.m.n;
   std::vector<float> out(static_cast<size_t>(rows * n));
   for (int64_t j = 0; j < rows; ++j) {
@@ -116,11 +115,12 @@ std::vector<float> RefI2S(const TernaryMatrix& t, const Acts& a, int64_t rows,
 }
 
 TEST(LinearI2STest, SingleProjectionBitExactAtAllThreadCounts) {
-  struct Case { int64_t k, n, rows; };
-  for (const Case& c : {Case{128, 1, 1}, Case{128, 70, 3}, Case{384, 257, 1},
-                        Case{1152, 64, 5}, Case{256, 2, 17}}) {
-    const TernaryMatrix t = RandomTernary(c.k, c.n, static_cast<uint32_t>(c.k * 7 + c.n),
-                                          0.037f);
+  struct Case {
+    int64_t k, n, rows;
+  };
+  for (const Case& c : {Case{128, 1, 1}, Case{128, 70, 3}, Case{384, 257, 1}, Case{1152, 64, 5},
+                        Case{256, 2, 17}}) {
+    const TernaryMatrix t = RandomTernary(c.k, c.n, static_cast<uint32_t>(c.k * 7 + c.n), 0.037f);
     const auto x = RandomFloats(static_cast<size_t>(c.rows * c.k), 5, 1.0f);
     const auto bias = RandomFloats(static_cast<size_t>(c.n), 6, 0.1f);
     std::vector<float> first;
@@ -198,8 +198,8 @@ TEST(LinearI2STest, FusedSwiGluEqualsTwoProjectionsThenSwiGlu) {
 }
 
 // Reference weight quantization of seed 003 (per output row, amax/127, RNE, clamp 127).
-void RefQuantizeWeights(const std::vector<float>& w, int64_t k, int64_t n,
-                        std::vector<int8_t>* q, std::vector<float>* scale) {
+void RefQuantizeWeights(const std::vector<float>& w, int64_t k, int64_t n, std::vector<int8_t>* q,
+                        std::vector<float>* scale) {
   q->resize(static_cast<size_t>(k * n));
   scale->resize(static_cast<size_t>(n));
   for (int64_t r = 0; r < n; ++r) {
@@ -237,7 +237,10 @@ std::vector<float> Stored(DType type, const std::vector<float>& w, int64_t k, in
 }
 
 TEST(LinearW8A8Test, BitExactVsReferenceAndWithinQuantizationBound) {
-  struct Case { DType type; int64_t k, n, rows; };
+  struct Case {
+    DType type;
+    int64_t k, n, rows;
+  };
   for (const Case& c : {Case{DType::kF32, 64, 33, 1}, Case{DType::kF16, 256, 130, 3},
                         Case{DType::kQ8_0, 512, 77, 2}, Case{DType::kQ6_K, 256, 40, 1},
                         Case{DType::kF16, 128, 5000, 1}}) {
@@ -295,11 +298,11 @@ TEST(LinearW8A8Test, ReportsEverySourceRowConsumedOnce) {
     ThreadPool pool(nth);
     std::mutex mu;
     std::vector<int> seen(static_cast<size_t>(n), 0);
-    Result<I8Matrix> m = QuantizeWeightsI8(DType::kF32, bytes.data(), k, n, &pool,
-                                           [&](int64_t r0, int64_t r1) {
-                                             std::lock_guard<std::mutex> lock(mu);
-                                             for (int64_t r = r0; r < r1; ++r) ++seen[r];
-                                           });
+    Result<I8Matrix> m =
+        QuantizeWeightsI8(DType::kF32, bytes.data(), k, n, &pool, [&](int64_t r0, int64_t r1) {
+          std::lock_guard<std::mutex> lock(mu);
+          for (int64_t r = r0; r < r1; ++r) ++seen[r];
+        });
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), n) << "nth=" << nth;
   }

@@ -18,8 +18,8 @@ void RmsNormRow(const float* x, int64_t n, const float* w, float eps, float* y) 
   }
 }
 
-void RmsNorm(ThreadPool& pool, const float* x, int64_t rows, int64_t n, int64_t ldx,
-             const float* w, float eps, float* y, int64_t ldy) {
+void RmsNorm(ThreadPool& pool, const float* x, int64_t rows, int64_t n, int64_t ldx, const float* w,
+             float eps, float* y, int64_t ldy) {
   ParallelRanges(pool, rows, 1, rows * n, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) RmsNormRow(x + r * ldx, n, w, eps, y + r * ldy);
   });

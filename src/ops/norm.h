@@ -13,7 +13,7 @@ namespace tern::ops {
 
 void RmsNormRow(const float* x, int64_t n, const float* w, float eps, float* y);
 
-void RmsNorm(ThreadPool& pool, const float* x, int64_t rows, int64_t n, int64_t ldx,
-             const float* w, float eps, float* y, int64_t ldy);
+void RmsNorm(ThreadPool& pool, const float* x, int64_t rows, int64_t n, int64_t ldx, const float* w,
+             float eps, float* y, int64_t ldy);
 
 }  // namespace tern::ops

@@ -21,8 +21,7 @@ void RopeNeox(ThreadPool& pool, float* x, int64_t rows, int64_t n_heads, int64_t
               int64_t ldx, const int32_t* pos, float base) {
   TERN_CHECK(head_dim % 2 == 0 && head_dim <= kMaxRopeDims);
   const int64_t half = head_dim / 2;
-  ParallelRanges(pool, rows, 1, rows * (n_heads * head_dim + half * 40),
-                 [&](int64_t b, int64_t e) {
+  ParallelRanges(pool, rows, 1, rows * (n_heads * head_dim + half * 40), [&](int64_t b, int64_t e) {
     float cs[kMaxRopeDims / 2], sn[kMaxRopeDims / 2];
     for (int64_t r = b; r < e; ++r) {
       RopeAngles(pos[r], head_dim, base, cs, sn);

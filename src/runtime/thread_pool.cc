@@ -59,9 +59,7 @@ ThreadPool::ThreadPool(int n_threads) : n_threads_(std::max(1, n_threads)) {
 
 ThreadPool::~ThreadPool() {
   stop_.store(true);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-  }
+  { std::lock_guard<std::mutex> lock(mu_); }
   start_cv_.notify_all();
   for (auto& w : workers_) w.join();
 }
@@ -109,8 +107,7 @@ void ThreadPool::Run(const std::function<void(int tid, int nth)>& fn) {
   job_ = nullptr;
 }
 
-void ThreadPool::Split(int64_t n, int64_t align, int tid, int nth, int64_t* begin,
-                       int64_t* end) {
+void ThreadPool::Split(int64_t n, int64_t align, int tid, int nth, int64_t* begin, int64_t* end) {
   if (align < 1) align = 1;
   const int64_t blocks = (n + align - 1) / align;
   const int64_t per = blocks / nth, extra = blocks % nth;

@@ -48,7 +48,7 @@ class ThreadPool {
   // Published by Run before it bumps generation_ (release); read after seeing it (acquire).
   const std::function<void(int, int)>* job_ = nullptr;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};     // workers still running the current job
+  std::atomic<int> pending_{0};  // workers still running the current job
   std::atomic<bool> stop_{false};
   // Sleeping side of the waits. A sleeper registers itself under mu_ and re-checks its
   // condition; a waker reads the registration after publishing, and notifies under mu_

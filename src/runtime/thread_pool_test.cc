@@ -61,12 +61,12 @@ TEST(ThreadPool, HandsOffWhetherWaitersSpinOrSleep) {
       pool.Run([&](int, int) { total++; });
       expected += nth;
     }
-    for (int rep = 0; rep < 4; ++rep) {     // idle gaps: workers asleep when the job comes
+    for (int rep = 0; rep < 4; ++rep) {  // idle gaps: workers asleep when the job comes
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       pool.Run([&](int, int) { total++; });
       expected += nth;
     }
-    for (int rep = 0; rep < 3; ++rep) {     // slow workers: the caller goes to sleep
+    for (int rep = 0; rep < 3; ++rep) {  // slow workers: the caller goes to sleep
       pool.Run([&](int tid, int) {
         if (tid != 0) std::this_thread::sleep_for(std::chrono::milliseconds(8));
         total++;

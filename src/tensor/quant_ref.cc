@@ -48,7 +48,7 @@ uint16_t F32ToF16(float f, F16Nan nan) {
   if (ax >= 0x477ff000) return sign | 0x7c00;
   if (ax < 0x38800000) {  // |f| < 2^-14: an f16 subnormal (or zero), in units of 2^-24
     const int e = static_cast<int>(ax >> 23);
-    if (e < 102) return sign;  // |f| < 2^-25 rounds to zero
+    if (e < 102) return sign;                       // |f| < 2^-25 rounds to zero
     const uint32_t m = (ax & 0x7fffff) | 0x800000;  // |f| = m * 2^(e-150)
     const int shift = 126 - e;                      // 14..24
     uint32_t r = m >> shift;

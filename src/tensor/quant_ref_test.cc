@@ -224,23 +224,23 @@ TEST(Q6_KTest, DequantizeLayoutByHand) {
   b.d = 0x3c00;  // 1.0
   // First half, l = 0: ql[0] low nibble -> value 0, high nibble -> value 64;
   // ql[32] low -> value 32, high -> value 96; qh[0] bit pairs 1:0,3:2,5:4,7:6 -> 0,32,64,96.
-  b.ql[0] = 0x21;         // value 0 low 1, value 64 low 2
-  b.ql[32] = 0x00;        // value 32 low 0, value 96 low 0
-  b.qh[0] = 0xe4;         // 11 10 01 00: value 96 high 3, 64 high 2, 32 high 1, 0 high 0
-  b.scales[4] = 2;        // values 64..79
+  b.ql[0] = 0x21;   // value 0 low 1, value 64 low 2
+  b.ql[32] = 0x00;  // value 32 low 0, value 96 low 0
+  b.qh[0] = 0xe4;   // 11 10 01 00: value 96 high 3, 64 high 2, 32 high 1, 0 high 0
+  b.scales[4] = 2;  // values 64..79
   // Second half, l = 5: value 133 = ql[64+5] low nibble, qh[32+5] bits 1:0, scales[8].
   b.ql[69] = 0x07;
   b.qh[37] = 0x01;
   b.scales[8] = 3;
-  b.scales[9] = -1;       // values 144..159
+  b.scales[9] = -1;  // values 144..159
   float y[256];
   DequantizeQ6_K(&b, 256, y);
-  EXPECT_EQ(y[0], 1 - 32);                 // q = 1 | 0<<4
-  EXPECT_EQ(y[32], 16 - 32);               // q = 0 | 1<<4
-  EXPECT_EQ(y[64], 2.0f * (34 - 32));      // q = 2 | 2<<4, scale 2
-  EXPECT_EQ(y[96], 48 - 32);               // q = 0 | 3<<4
-  EXPECT_EQ(y[133], 3.0f * (23 - 32));     // q = 7 | 1<<4, scale 3
-  EXPECT_EQ(y[1], -32.0f);                 // untouched codes: q = 0
+  EXPECT_EQ(y[0], 1 - 32);              // q = 1 | 0<<4
+  EXPECT_EQ(y[32], 16 - 32);            // q = 0 | 1<<4
+  EXPECT_EQ(y[64], 2.0f * (34 - 32));   // q = 2 | 2<<4, scale 2
+  EXPECT_EQ(y[96], 48 - 32);            // q = 0 | 3<<4
+  EXPECT_EQ(y[133], 3.0f * (23 - 32));  // q = 7 | 1<<4, scale 3
+  EXPECT_EQ(y[1], -32.0f);              // untouched codes: q = 0
   EXPECT_EQ(y[65], 2.0f * -32);
   EXPECT_EQ(y[150], -1.0f * -32);
   EXPECT_EQ(y[255], -32.0f);
@@ -263,14 +263,13 @@ TEST(Q6_KTest, RoundTripWithinHalfStepAndStepNotWasteful) {
       for (int i = 0; i < 16; ++i) amax = std::max(amax, std::fabs(x[b * 256 + 16 * j + i]));
       const double step = d * q[b].scales[j];
       ASSERT_GE(step * 31 * (1 + 1e-6), amax) << b << " " << j;  // codes never clipped
-      if (amax > 0) {  // ceil() adds less than one d
+      if (amax > 0) {                                            // ceil() adds less than one d
         ASSERT_LE(step, amax / 31.0 * (1 + 1e-6) + d) << b << " " << j;
       }
       for (int i = 0; i < 16; ++i) {
         const int64_t k = b * 256 + 16 * j + i;
         // d*scale*(q-32) is exact (11+7+6 bits); only x/step was rounded.
-        ASSERT_LE(std::fabs(static_cast<double>(x[k]) - y[k]), step * (0.5 + 32 * 1.2e-7))
-            << k;
+        ASSERT_LE(std::fabs(static_cast<double>(x[k]) - y[k]), step * (0.5 + 32 * 1.2e-7)) << k;
       }
     }
   }
@@ -334,20 +333,20 @@ TEST(I8STest, DegenerateScales) {
 TEST(I2STest, PackLayoutByHand) {
   const int64_t n = 256;
   std::vector<uint8_t> codes(n, 1);  // all zeros (code 1)
-  codes[0] = 2;    // byte 0, bits 7:6
-  codes[32] = 0;   // byte 0, bits 5:4
-  codes[64] = 0;   // byte 0, bits 3:2
-  codes[96] = 2;   // byte 0, bits 1:0
-  codes[31] = 0;   // byte 31, bits 7:6
-  codes[63] = 2;   // byte 31, bits 5:4
-  codes[95] = 2;   // byte 31, bits 3:2
-  codes[127] = 0;  // byte 31, bits 1:0
-  codes[128] = 2;  // second group, byte 32, bits 7:6
-  codes[255] = 0;  // second group, byte 63, bits 1:0
+  codes[0] = 2;                      // byte 0, bits 7:6
+  codes[32] = 0;                     // byte 0, bits 5:4
+  codes[64] = 0;                     // byte 0, bits 3:2
+  codes[96] = 2;                     // byte 0, bits 1:0
+  codes[31] = 0;                     // byte 31, bits 7:6
+  codes[63] = 2;                     // byte 31, bits 5:4
+  codes[95] = 2;                     // byte 31, bits 3:2
+  codes[127] = 0;                    // byte 31, bits 1:0
+  codes[128] = 2;                    // second group, byte 32, bits 7:6
+  codes[255] = 0;                    // second group, byte 63, bits 1:0
   std::vector<uint8_t> packed(n / 4);
   PackI2SCodes(codes.data(), n, packed.data());
   for (int i = 0; i < n / 4; ++i) {
-    uint8_t want = 0x55;  // 01 01 01 01
+    uint8_t want = 0x55;       // 01 01 01 01
     if (i == 0) want = 0x82;   // 10 00 00 10
     if (i == 31) want = 0x28;  // 00 10 10 00
     if (i == 32) want = 0x95;  // 10 01 01 01
@@ -481,12 +480,22 @@ TEST(QuantizeRefTest, EveryTypeRoundTripsWithinItsPrecision) {
     for (int64_t i = 0; i < n; ++i) {
       const float e = std::fabs(x[i] - y[i]);
       switch (type) {
-        case DType::kF32: ASSERT_EQ(e, 0.0f); break;
-        case DType::kF16: ASSERT_LE(e, std::fabs(x[i]) * 0x1p-11f + 0x1p-25f); break;
-        case DType::kBF16: ASSERT_LE(e, std::fabs(x[i]) * 0x1p-8f); break;
-        case DType::kQ8_0: case DType::kI8_S:
-          ASSERT_LE(e, amax / 127 * 0.51f) << DTypeName(type); break;
-        case DType::kQ6_K: ASSERT_LE(e, amax / 62 * 1.05f); break;  // 6 bits, 16-value steps
+        case DType::kF32:
+          ASSERT_EQ(e, 0.0f);
+          break;
+        case DType::kF16:
+          ASSERT_LE(e, std::fabs(x[i]) * 0x1p-11f + 0x1p-25f);
+          break;
+        case DType::kBF16:
+          ASSERT_LE(e, std::fabs(x[i]) * 0x1p-8f);
+          break;
+        case DType::kQ8_0:
+        case DType::kI8_S:
+          ASSERT_LE(e, amax / 127 * 0.51f) << DTypeName(type);
+          break;
+        case DType::kQ6_K:
+          ASSERT_LE(e, amax / 62 * 1.05f);
+          break;              // 6 bits, 16-value steps
         case DType::kI2_S: {  // ternary: only -scale, 0, +scale (codes checked above)
           const float s = ReadI2SScale(bytes.data(), n);
           ASSERT_TRUE(y[i] == -s || y[i] == 0.0f || y[i] == s) << y[i];

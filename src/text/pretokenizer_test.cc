@@ -15,7 +15,8 @@ std::vector<std::string> Words(PreTokenizerType type, std::string_view text) {
   std::vector<std::string> out;
   auto words = pre->Split(text);
   EXPECT_TRUE(words.ok()) << words.status().ToString();
-  if (words.ok()) for (auto w : *words) out.emplace_back(w);
+  if (words.ok())
+    for (auto w : *words) out.emplace_back(w);
   return out;
 }
 
@@ -64,10 +65,30 @@ TEST(PreTokenizer, Gpt2SplitterEqualsRegex) {
   auto re = Regex::Compile("'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" + ws +
                            "\\p{L}\\p{N}]+|[" + ws + "]+(?![^" + ws + "])|[" + ws + "]+");
   ASSERT_TRUE(re.ok());
-  const std::vector<std::string> alphabet = {
-      " ", " ", "\n", "\t", "'", "s", "t", "r", "e", "l", "v", "A", "\xC3\xA9", "\xE4\xB8\xAD",
-      "1", "\xD9\xA1", "!", ".", "\xE2\x80\x94", "\xF0\x9F\x99\x82", "\xC2\xA0", "\xE2\x80\xA8",
-      "\xCC\x81", "$"};
+  const std::vector<std::string> alphabet = {" ",
+                                             " ",
+                                             "\n",
+                                             "\t",
+                                             "'",
+                                             "s",
+                                             "t",
+                                             "r",
+                                             "e",
+                                             "l",
+                                             "v",
+                                             "A",
+                                             "\xC3\xA9",
+                                             "\xE4\xB8\xAD",
+                                             "1",
+                                             "\xD9\xA1",
+                                             "!",
+                                             ".",
+                                             "\xE2\x80\x94",
+                                             "\xF0\x9F\x99\x82",
+                                             "\xC2\xA0",
+                                             "\xE2\x80\xA8",
+                                             "\xCC\x81",
+                                             "$"};
   std::mt19937 rng(1234);
   for (int iter = 0; iter < 3000; ++iter) {
     std::string text;
@@ -88,7 +109,8 @@ TEST(PreTokenizer, Gpt2SplitterEqualsRegex) {
     std::vector<Span> expect, matches;
     for (const Span& f : frags) {
       size_t cur = f.first;
-      ASSERT_TRUE(re->FindAll(std::string_view(text).substr(f.first, f.second - f.first), &matches).ok());
+      ASSERT_TRUE(
+          re->FindAll(std::string_view(text).substr(f.first, f.second - f.first), &matches).ok());
       for (auto [b, e] : matches) {
         if (f.first + b > cur) expect.emplace_back(cur, f.first + b);
         expect.emplace_back(f.first + b, f.first + e);

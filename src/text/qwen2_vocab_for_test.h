@@ -16,7 +16,8 @@ namespace tern::text::testing {
 
 inline std::unique_ptr<Tokenizer> LoadQwen2Tokenizer(PreTokenizerType pre, std::string* error) {
   const std::string dir = TERN_QWEN2_TOKENIZER_DIR;
-  std::ifstream vf(dir + "/vocab.json"), mf(dir + "/merges.txt"), cf(dir + "/tokenizer_config.json");
+  std::ifstream vf(dir + "/vocab.json"), mf(dir + "/merges.txt"),
+      cf(dir + "/tokenizer_config.json");
   if (!vf || !mf || !cf) {
     *error = "cannot read the Qwen2 tokenizer files in " + dir;
     return nullptr;

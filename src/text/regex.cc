@@ -21,7 +21,8 @@ Result<Regex> Regex::Compile(const std::string& pattern) {
     PCRE2_UCHAR msg[256];
     pcre2_get_error_message(err, msg, sizeof(msg));
     return InvalidArgumentError("regex '%s': %s at offset %zu", pattern.c_str(),
-                                reinterpret_cast<const char*>(msg), static_cast<size_t>(err_offset));
+                                reinterpret_cast<const char*>(msg),
+                                static_cast<size_t>(err_offset));
   }
   Regex r;
   r.pattern_ = pattern;
@@ -33,21 +34,21 @@ Result<Regex> Regex::Compile(const std::string& pattern) {
   return r;
 }
 
-Status Regex::FindAll(std::string_view subject,
-                      std::vector<std::pair<size_t, size_t>>* out) const {
+Status Regex::FindAll(std::string_view subject, std::vector<std::pair<size_t, size_t>>* out) const {
   out->clear();
   Status status;
   pcre2_match_data* md = pcre2_match_data_create_from_pattern(code_->code, nullptr);
   const auto* s = reinterpret_cast<PCRE2_SPTR>(subject.data());
   size_t pos = 0;
   while (pos <= subject.size()) {
-    const int rc = pcre2_match(code_->code, s, subject.size(), pos, PCRE2_NO_UTF_CHECK, md, nullptr);
+    const int rc =
+        pcre2_match(code_->code, s, subject.size(), pos, PCRE2_NO_UTF_CHECK, md, nullptr);
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(rc, msg, sizeof(msg));
-      status = ResourceExhaustedError("regex match at byte %zu of a %zu-byte text failed: %s",
-                                      pos, subject.size(), reinterpret_cast<const char*>(msg));
+      status = ResourceExhaustedError("regex match at byte %zu of a %zu-byte text failed: %s", pos,
+                                      subject.size(), reinterpret_cast<const char*>(msg));
       break;
     }
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);

@@ -20,8 +20,8 @@ Result<SpecialTokens> FindSpecialTokens(const Tokenizer& tok) {
   s.speech_pad = tok.Find("<|speech_pad|>");
 
   const bool no_speech = s.speech_start < 0 && s.speech_end < 0 && s.speech_pad < 0;
-  const bool qwen_chat = s.endoftext == kQwenEndOfText && s.im_start == kQwenImStart &&
-                         s.im_end == kQwenImEnd;
+  const bool qwen_chat =
+      s.endoftext == kQwenEndOfText && s.im_start == kQwenImStart && s.im_end == kQwenImEnd;
   if (no_speech && qwen_chat && tok.valid_id(kQwenSpeechPad)) {
     bool usable = true;
     for (int32_t id : {kQwenSpeechStart, kQwenSpeechEnd, kQwenSpeechPad}) {
@@ -48,9 +48,10 @@ Result<SpecialTokens> FindSpecialTokens(const Tokenizer& tok) {
   need(s.speech_end, "<|speech_end|>");
   need(s.speech_pad, "<|speech_pad|>");
   if (!missing.empty()) {
-    return FormatError("%s: vocabulary lacks the special token(s) %s (and is not the Qwen2 "
-                       "vocabulary whose ids 151646-151648 VibeASR uses for speech)",
-                       tok.name().c_str(), missing.c_str());
+    return FormatError(
+        "%s: vocabulary lacks the special token(s) %s (and is not the Qwen2 "
+        "vocabulary whose ids 151646-151648 VibeASR uses for speech)",
+        tok.name().c_str(), missing.c_str());
   }
   return s;
 }

@@ -20,7 +20,10 @@ std::string DecodeTokenText(const std::string& text, TokenType type) {
         const int b = UnicodeToByte(c);
         // A code point outside the byte alphabet cannot come from a converter; keep it
         // as text rather than lose it.
-        if (b >= 0) out.push_back(static_cast<char>(b)); else AppendUtf8(c, &out);
+        if (b >= 0)
+          out.push_back(static_cast<char>(b));
+        else
+          AppendUtf8(c, &out);
       }
       return out;
     }
@@ -149,7 +152,8 @@ Status Tokenizer::EncodeWord(std::string_view word, std::vector<int32_t>* out) c
     auto it = merge_rank_.find(key);
     if (it != merge_rank_.end()) queue.push({it->second, left, right, a.len + b.len});
   };
-  for (size_t i = 0; i + 1 < syms.size(); ++i) try_add(static_cast<int>(i), static_cast<int>(i) + 1);
+  for (size_t i = 0; i + 1 < syms.size(); ++i)
+    try_add(static_cast<int>(i), static_cast<int>(i) + 1);
 
   while (!queue.empty()) {
     const Bigram bg = queue.top();
@@ -169,8 +173,10 @@ Status Tokenizer::EncodeWord(std::string_view word, std::vector<int32_t>* out) c
     const std::string_view s = std::string_view(enc).substr(syms[i].start, syms[i].len);
     const int32_t id = Find(s);
     if (id < 0) {
-      return FormatError("%s: no token for BPE symbol '%.*s' (vocabulary lacks a byte or merge "
-                         "result)", name_.c_str(), static_cast<int>(s.size()), s.data());
+      return FormatError(
+          "%s: no token for BPE symbol '%.*s' (vocabulary lacks a byte or merge "
+          "result)",
+          name_.c_str(), static_cast<int>(s.size()), s.data());
     }
     out->push_back(id);
   }

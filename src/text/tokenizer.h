@@ -38,7 +38,12 @@ class File;
 namespace tern::text {
 
 enum class TokenType : uint8_t {
-  kUndefined = 0, kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5,
+  kUndefined = 0,
+  kNormal = 1,
+  kUnknown = 2,
+  kControl = 3,
+  kUserDefined = 4,
+  kUnused = 5,
   kByte = 6,
 };
 
@@ -83,7 +88,7 @@ class Tokenizer {
   std::vector<TokenType> types_;
   std::vector<std::string> pieces_;  // decoded bytes per token (special=false)
   std::unordered_map<std::string_view, int32_t> token_to_id_;  // views into tokens_
-  std::unordered_map<std::string, int32_t> merge_rank_;         // "left right" -> rank
+  std::unordered_map<std::string, int32_t> merge_rank_;        // "left right" -> rank
   PreTokenizer pre_;
 };
 

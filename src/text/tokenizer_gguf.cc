@@ -10,8 +10,10 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromGguf(const gguf::File& file) {
   auto model = file.GetString("tokenizer.ggml.model");
   if (!model.ok()) return model.status();
   if (*model != "gpt2") {
-    return UnsupportedError("%s: tokenizer.ggml.model is '%s'; only byte-level BPE ('gpt2') "
-                            "is supported", path.c_str(), model->c_str());
+    return UnsupportedError(
+        "%s: tokenizer.ggml.model is '%s'; only byte-level BPE ('gpt2') "
+        "is supported",
+        path.c_str(), model->c_str());
   }
   auto tokens = file.GetStringArray("tokenizer.ggml.tokens");
   if (!tokens.ok()) return tokens.status();

@@ -16,7 +16,8 @@ struct Image {
 Image Make(const std::function<void(gguf::Writer&)>& edit) {
   gguf::Writer w;
   w.SetString("tokenizer.ggml.model", "gpt2");
-  w.SetStringArray("tokenizer.ggml.tokens", {"a", "b", "ab", "\xC4\x8A", "\xC4\x8A\xC4\x8A", "<|c|>"});
+  w.SetStringArray("tokenizer.ggml.tokens",
+                   {"a", "b", "ab", "\xC4\x8A", "\xC4\x8A\xC4\x8A", "<|c|>"});
   w.SetStringArray("tokenizer.ggml.merges", {"a b", "\xC4\x8A \xC4\x8A"});
   w.SetI32Array("tokenizer.ggml.token_type", {1, 1, 1, 1, 1, 3});
   edit(w);
@@ -68,7 +69,8 @@ TEST(TokenizerGguf, ErrorsNameTheFileAndKey) {
 
   gguf::Writer empty;
   const std::string bytes = empty.Serialize();
-  auto f = gguf::File::Parse(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "e.gguf");
+  auto f =
+      gguf::File::Parse(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "e.gguf");
   ASSERT_TRUE(f.ok());
   r = Tokenizer::FromGguf(**f);
   ASSERT_FALSE(r.ok());

@@ -34,8 +34,9 @@ TEST(QwenTokenizer, PromptSegmentsMatchSpec) {
   for (auto pre : {PreTokenizerType::kQwen2, PreTokenizerType::kDefault}) {
     const Tokenizer& t = Qwen(pre);
     EXPECT_EQ(t.vocab_size(), 151665u);
-    EXPECT_EQ(Enc(t, "system\nYou are a helpful assistant that transcribes audio input into text "
-                     "output in JSON format."),
+    EXPECT_EQ(Enc(t,
+                  "system\nYou are a helpful assistant that transcribes audio input into text "
+                  "output in JSON format."),
               (Ids{8948, 198, 2610, 525, 264, 10950, 17847, 429, 1356, 55136, 7699, 1946, 1119,
                    1467, 2550, 304, 4718, 3561, 13}));
     EXPECT_EQ(Enc(t, "\n"), (Ids{198}));
@@ -43,8 +44,9 @@ TEST(QwenTokenizer, PromptSegmentsMatchSpec) {
     EXPECT_EQ(Enc(t, "\nThis is a 11.00 seconds audio, please transcribe it."),
               (Ids{198, 1986, 374, 264, 220, 16, 16, 13, 15, 15, 6486, 7699, 11, 4486, 1356, 3114,
                    432, 13}));
-    EXPECT_EQ(Enc(t, " please transcribe it with these keys: Start, End, Speaker, Content"),
-              (Ids{4486, 1356, 3114, 432, 448, 1493, 6894, 25, 5145, 11, 3972, 11, 29073, 11, 8883}));
+    EXPECT_EQ(
+        Enc(t, " please transcribe it with these keys: Start, End, Speaker, Content"),
+        (Ids{4486, 1356, 3114, 432, 448, 1493, 6894, 25, 5145, 11, 3972, 11, 29073, 11, 8883}));
     EXPECT_EQ(Enc(t, "assistant"), (Ids{77091}));
     EXPECT_EQ(Enc(t, ""), Ids{});
   }
@@ -59,42 +61,40 @@ struct Golden {
 // implementation: regexes over unicodedata classes, classic GPT-2 merge loop).
 const std::vector<Golden>& Goldens() {
   static const std::vector<Golden> g = {
-    {"Hello world",
-     {9707, 1879},
-     {9707, 1879}},
-    {"I'm here, they'LL go; don't.",
-     {40, 2776, 1588, 11, 807, 6, 4086, 728, 26, 1513, 944, 13},
-     {40, 6, 76, 1588, 11, 807, 6, 4086, 728, 26, 1513, 6, 83, 13}},
-    {"12345 678.9",
-     {16, 17, 18, 19, 20, 220, 21, 22, 23, 13, 24},
-     {16, 17, 18, 19, 20, 220, 21, 22, 23, 13, 24}},
-    {"\nThis is a 11.00 seconds audio, with extra info: Names: Zoë, Björn\n\nPlease transcribe it.",
-     {198, 1986, 374, 264, 220, 16, 16, 13, 15, 15, 6486, 7699, 11, 448, 4960, 3546, 25, 34875, 25, 44803, 12179, 11, 68741, 9416, 77, 271, 5501, 1356, 3114, 432, 13},
-     {198, 1986, 374, 264, 220, 16, 16, 13, 15, 15, 6486, 7699, 11, 448, 4960, 3546, 25, 34875, 25, 44803, 12179, 11, 68741, 9416, 77, 198, 198, 5501, 1356, 3114, 432, 13}},
-    {"café naïve 中文 日本語 한국어",
-     {924, 58858, 94880, 586, 72858, 16744, 75402, 21894, 102819, 130092, 31079},
-     {924, 58858, 94880, 586, 72858, 16744, 75402, 21894, 102819, 130092, 31079}},
-    {"emoji 🙂👍🏽 done",
-     {37523, 27484, 144349, 145375, 2814},
-     {37523, 27484, 144349, 145375, 2814}},
-    {"tabs\tand  spaces   end  ",
-     {30993, 52477, 220, 12621, 256, 835, 256},
-     {30993, 197, 437, 220, 12621, 256, 835, 256}},
-    {"(hi)!!\n\nx — “quoted” …",
-     {3203, 72, 8, 24796, 87, 1959, 1036, 63725, 854, 4593},
-     {7, 6023, 8, 2928, 198, 198, 87, 220, 2293, 220, 2073, 63725, 854, 220, 1940}},
-    {"Ελληνικά и русский",
-     {144674, 33486, 33486, 41424, 33269, 29762, 67337, 74134, 7587, 18108, 43055, 126302},
-     {144674, 33486, 33486, 41424, 33269, 29762, 67337, 74134, 7587, 18108, 43055, 126302}},
-    {"$5 + 3 = 8 ~ ^ | <tag> `code`",
-     {3, 20, 488, 220, 18, 284, 220, 23, 3968, 6306, 760, 366, 4578, 29, 1565, 1851, 63},
-     {3, 20, 220, 10, 220, 18, 220, 28, 220, 23, 220, 93, 220, 61, 220, 91, 220, 27, 4578, 29, 1565, 1851, 63}},
-    {"\n\n",
-     {271},
-     {271}},
-    {"x\n\nPlease",
-     {87, 271, 5501},
-     {87, 198, 198, 5501}},
+      {"Hello world", {9707, 1879}, {9707, 1879}},
+      {"I'm here, they'LL go; don't.",
+       {40, 2776, 1588, 11, 807, 6, 4086, 728, 26, 1513, 944, 13},
+       {40, 6, 76, 1588, 11, 807, 6, 4086, 728, 26, 1513, 6, 83, 13}},
+      {"12345 678.9",
+       {16, 17, 18, 19, 20, 220, 21, 22, 23, 13, 24},
+       {16, 17, 18, 19, 20, 220, 21, 22, 23, 13, 24}},
+      {"\nThis is a 11.00 seconds audio, with extra info: Names: Zoë, Björn\n\nPlease transcribe "
+       "it.",
+       {198, 1986,  374, 264,   220,   16, 16,    13,   15, 15,  6486, 7699, 11,   448, 4960, 3546,
+        25,  34875, 25,  44803, 12179, 11, 68741, 9416, 77, 271, 5501, 1356, 3114, 432, 13},
+       {198, 1986,  374, 264,   220,   16, 16,    13,   15, 15,  6486, 7699, 11,   448,  4960, 3546,
+        25,  34875, 25,  44803, 12179, 11, 68741, 9416, 77, 198, 198,  5501, 1356, 3114, 432,  13}},
+      {"café naïve 中文 日本語 한국어",
+       {924, 58858, 94880, 586, 72858, 16744, 75402, 21894, 102819, 130092, 31079},
+       {924, 58858, 94880, 586, 72858, 16744, 75402, 21894, 102819, 130092, 31079}},
+      {"emoji 🙂👍🏽 done",
+       {37523, 27484, 144349, 145375, 2814},
+       {37523, 27484, 144349, 145375, 2814}},
+      {"tabs\tand  spaces   end  ",
+       {30993, 52477, 220, 12621, 256, 835, 256},
+       {30993, 197, 437, 220, 12621, 256, 835, 256}},
+      {"(hi)!!\n\nx — “quoted” …",
+       {3203, 72, 8, 24796, 87, 1959, 1036, 63725, 854, 4593},
+       {7, 6023, 8, 2928, 198, 198, 87, 220, 2293, 220, 2073, 63725, 854, 220, 1940}},
+      {"Ελληνικά и русский",
+       {144674, 33486, 33486, 41424, 33269, 29762, 67337, 74134, 7587, 18108, 43055, 126302},
+       {144674, 33486, 33486, 41424, 33269, 29762, 67337, 74134, 7587, 18108, 43055, 126302}},
+      {"$5 + 3 = 8 ~ ^ | <tag> `code`",
+       {3, 20, 488, 220, 18, 284, 220, 23, 3968, 6306, 760, 366, 4578, 29, 1565, 1851, 63},
+       {3,   20, 220, 10, 220, 18, 220,  28, 220,  23,   220, 93,
+        220, 61, 220, 91, 220, 27, 4578, 29, 1565, 1851, 63}},
+      {"\n\n", {271}, {271}},
+      {"x\n\nPlease", {87, 271, 5501}, {87, 198, 198, 5501}},
   };
   return g;
 }
@@ -107,11 +107,21 @@ TEST(QwenTokenizer, GoldensBothPreTokenizers) {
 }
 
 TEST(QwenTokenizer, DecodeInvertsEncode) {
-  const std::vector<std::string> texts = {
-      "Hello, world!", "  leading and trailing  ", "\t\r\n mixed \n\n\n whitespace",
-      "Zoë Björn façade — “quotes” … ½ ⅞", "中文，日本語、한국어。", "🙂👍🏽🏳️‍🌈 zwj", "a\xC2\xA0" "b\xE2\x80\xA8" "c",
-      "don't WON'T y'all ''", "0123456789 ٠١٢٣ ١٢٣٤", "$100.00 + 5% = ?", "\x01\x02\x7F control",
-      "e\xCC\x81 combining", "\xF4\x8F\xBF\xBF max"};
+  const std::vector<std::string> texts = {"Hello, world!",
+                                          "  leading and trailing  ",
+                                          "\t\r\n mixed \n\n\n whitespace",
+                                          "Zoë Björn façade — “quotes” … ½ ⅞",
+                                          "中文，日本語、한국어。",
+                                          "🙂👍🏽🏳️‍🌈 zwj",
+                                          "a\xC2\xA0"
+                                          "b\xE2\x80\xA8"
+                                          "c",
+                                          "don't WON'T y'all ''",
+                                          "0123456789 ٠١٢٣ ١٢٣٤",
+                                          "$100.00 + 5% = ?",
+                                          "\x01\x02\x7F control",
+                                          "e\xCC\x81 combining",
+                                          "\xF4\x8F\xBF\xBF max"};
   for (auto pre : {PreTokenizerType::kQwen2, PreTokenizerType::kDefault}) {
     const Tokenizer& t = Qwen(pre);
     for (const auto& s : texts) {
@@ -218,8 +228,15 @@ TEST(QwenTokenizer, SpecialTokensUseTheVibeAsrMapping) {
 // A tiny vocabulary: bytes of "abc " plus merges, to check merge order exactly.
 std::unique_ptr<Tokenizer> Tiny(std::vector<std::string> extra_tokens = {},
                                 std::vector<TokenType> extra_types = {}) {
-  std::vector<std::string> tokens = {"a", "b", "c", "\xC4\xA0" /* Ġ */, "ab", "bc", "abc",
-                                     "\xC4\xA0" "a"};
+  std::vector<std::string> tokens = {"a",
+                                     "b",
+                                     "c",
+                                     "\xC4\xA0" /* Ġ */,
+                                     "ab",
+                                     "bc",
+                                     "abc",
+                                     "\xC4\xA0"
+                                     "a"};
   std::vector<TokenType> types(tokens.size(), TokenType::kNormal);
   tokens.insert(tokens.end(), extra_tokens.begin(), extra_tokens.end());
   if (extra_types.empty()) extra_types.assign(extra_tokens.size(), TokenType::kNormal);
@@ -233,11 +250,11 @@ std::unique_ptr<Tokenizer> Tiny(std::vector<std::string> extra_tokens = {},
 
 TEST(TinyTokenizer, MergesByRankThenLeftmost) {
   auto t = Tiny();
-  EXPECT_EQ(Enc(*t, "abc"), (Ids{0, 5}));        // a + bc (rank 0 first)
+  EXPECT_EQ(Enc(*t, "abc"), (Ids{0, 5}));  // a + bc (rank 0 first)
   EXPECT_EQ(Enc(*t, "ab"), (Ids{4}));
   EXPECT_EQ(Enc(*t, "abab"), (Ids{4, 4}));
   EXPECT_EQ(Enc(*t, "bbb"), (Ids{1, 1, 1}));
-  EXPECT_EQ(Enc(*t, "abc a"), (Ids{0, 5, 7}));   // " a" is one word, then merged
+  EXPECT_EQ(Enc(*t, "abc a"), (Ids{0, 5, 7}));  // " a" is one word, then merged
   EXPECT_EQ(Enc(*t, "bcbc"), (Ids{5, 5}));
 }
 
@@ -252,7 +269,8 @@ TEST(TinyTokenizer, MissingSymbolIsAnError) {
 TEST(TinyTokenizer, BadInputsAreErrors) {
   EXPECT_FALSE(Tokenizer::Create({}, {}, {}, PreTokenizerType::kQwen2).ok());
   EXPECT_FALSE(Tokenizer::Create({"a"}, {}, {TokenType::kNormal, TokenType::kNormal},
-                                 PreTokenizerType::kQwen2).ok());
+                                 PreTokenizerType::kQwen2)
+                   .ok());
   auto bad_merge = Tokenizer::Create({"a", "b"}, {"ab"}, {}, PreTokenizerType::kQwen2, "m.gguf");
   ASSERT_FALSE(bad_merge.ok());
   EXPECT_NE(bad_merge.status().message().find("merge 0"), std::string::npos);
@@ -261,9 +279,8 @@ TEST(TinyTokenizer, BadInputsAreErrors) {
 TEST(TinyTokenizer, SpecialTokensByName) {
   auto t = Tiny({"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|speech_start|>",
                  "<|speech_end|>", "<|speech_pad|>", "<u>"},
-                {TokenType::kControl, TokenType::kControl, TokenType::kControl,
-                 TokenType::kControl, TokenType::kControl, TokenType::kControl,
-                 TokenType::kUserDefined});
+                {TokenType::kControl, TokenType::kControl, TokenType::kControl, TokenType::kControl,
+                 TokenType::kControl, TokenType::kControl, TokenType::kUserDefined});
   auto s = FindSpecialTokens(*t);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->endoftext, 8);
@@ -275,7 +292,7 @@ TEST(TinyTokenizer, SpecialTokensByName) {
   EXPECT_FALSE(s->qwen_mapping);
   EXPECT_EQ(t->Piece(11), "");
   EXPECT_EQ(t->Piece(14), "<u>");  // user-defined: verbatim
-  EXPECT_EQ(t->Piece(3), " ");      // Ġ is a space
+  EXPECT_EQ(t->Piece(3), " ");     // Ġ is a space
 }
 
 TEST(TinyTokenizer, MissingSpecialTokensAreNamed) {

@@ -11,18 +11,18 @@ namespace {
 
 TEST(Utf8, SequenceLengthAcceptsOnlyWellFormed) {
   EXPECT_EQ(ValidUtf8SequenceLength("a", 0), 1u);
-  EXPECT_EQ(ValidUtf8SequenceLength("\xC3\xA9", 0), 2u);           // é
-  EXPECT_EQ(ValidUtf8SequenceLength("\xE4\xB8\xAD", 0), 3u);       // 中
-  EXPECT_EQ(ValidUtf8SequenceLength("\xF0\x9F\x99\x82", 0), 4u);   // 🙂
-  EXPECT_EQ(ValidUtf8SequenceLength("\xF4\x8F\xBF\xBF", 0), 4u);   // U+10FFFF
-  EXPECT_EQ(ValidUtf8SequenceLength("\xC0\x80", 0), 0u);           // overlong NUL
-  EXPECT_EQ(ValidUtf8SequenceLength("\xC1\xBF", 0), 0u);           // overlong
-  EXPECT_EQ(ValidUtf8SequenceLength("\xE0\x80\x80", 0), 0u);       // overlong
-  EXPECT_EQ(ValidUtf8SequenceLength("\xF0\x80\x80\x80", 0), 0u);   // overlong
-  EXPECT_EQ(ValidUtf8SequenceLength("\xED\xA0\x80", 0), 0u);       // surrogate U+D800
-  EXPECT_EQ(ValidUtf8SequenceLength("\xF4\x90\x80\x80", 0), 0u);   // U+110000
-  EXPECT_EQ(ValidUtf8SequenceLength("\xE4\xB8", 0), 0u);           // cut off
-  EXPECT_EQ(ValidUtf8SequenceLength("\x80", 0), 0u);               // stray continuation
+  EXPECT_EQ(ValidUtf8SequenceLength("\xC3\xA9", 0), 2u);          // é
+  EXPECT_EQ(ValidUtf8SequenceLength("\xE4\xB8\xAD", 0), 3u);      // 中
+  EXPECT_EQ(ValidUtf8SequenceLength("\xF0\x9F\x99\x82", 0), 4u);  // 🙂
+  EXPECT_EQ(ValidUtf8SequenceLength("\xF4\x8F\xBF\xBF", 0), 4u);  // U+10FFFF
+  EXPECT_EQ(ValidUtf8SequenceLength("\xC0\x80", 0), 0u);          // overlong NUL
+  EXPECT_EQ(ValidUtf8SequenceLength("\xC1\xBF", 0), 0u);          // overlong
+  EXPECT_EQ(ValidUtf8SequenceLength("\xE0\x80\x80", 0), 0u);      // overlong
+  EXPECT_EQ(ValidUtf8SequenceLength("\xF0\x80\x80\x80", 0), 0u);  // overlong
+  EXPECT_EQ(ValidUtf8SequenceLength("\xED\xA0\x80", 0), 0u);      // surrogate U+D800
+  EXPECT_EQ(ValidUtf8SequenceLength("\xF4\x90\x80\x80", 0), 0u);  // U+110000
+  EXPECT_EQ(ValidUtf8SequenceLength("\xE4\xB8", 0), 0u);          // cut off
+  EXPECT_EQ(ValidUtf8SequenceLength("\x80", 0), 0u);              // stray continuation
   EXPECT_EQ(ValidUtf8SequenceLength("\xFF", 0), 0u);
 }
 
@@ -58,11 +58,16 @@ TEST(Utf8, AssemblerHoldsIncompleteCharacters) {
 
 TEST(Utf8, AssemblerReplacesBadBytes) {
   Utf8Assembler a;
-  EXPECT_EQ(a.Push("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(a.Push("a\xFF"
+                   "b"),
+            "a\xEF\xBF\xBD"
+            "b");
   // E2 82 is a valid prefix; 'A' breaks it: one U+FFFD for the two bytes, then 'A'.
   EXPECT_EQ(a.Push("\xE2\x82"), "");
   EXPECT_TRUE(a.has_pending());
-  EXPECT_EQ(a.Push("A"), "\xEF\xBF\xBD" "A");
+  EXPECT_EQ(a.Push("A"),
+            "\xEF\xBF\xBD"
+            "A");
   EXPECT_EQ(a.Push("\xF0\x9F"), "");
   EXPECT_EQ(a.Flush(), "\xEF\xBF\xBD");
   EXPECT_EQ(a.Flush(), "");
@@ -89,19 +94,19 @@ TEST(ByteMap, IsTheGpt2Bijection) {
 
 TEST(CodepointClass, MatchesUnicodeCategories) {
   EXPECT_EQ(CodepointClass('a'), kCpLetter);
-  EXPECT_EQ(CodepointClass(0x4E2D), kCpLetter);   // 中
-  EXPECT_EQ(CodepointClass(0x00E9), kCpLetter);   // é
+  EXPECT_EQ(CodepointClass(0x4E2D), kCpLetter);  // 中
+  EXPECT_EQ(CodepointClass(0x00E9), kCpLetter);  // é
   EXPECT_EQ(CodepointClass('7'), kCpNumber);
-  EXPECT_EQ(CodepointClass(0x0661), kCpNumber);   // Arabic-Indic one (Nd)
-  EXPECT_EQ(CodepointClass(0x00BD), kCpNumber);   // ½ (No)
-  EXPECT_EQ(CodepointClass(0x2167), kCpNumber);   // Roman numeral eight (Nl)
+  EXPECT_EQ(CodepointClass(0x0661), kCpNumber);  // Arabic-Indic one (Nd)
+  EXPECT_EQ(CodepointClass(0x00BD), kCpNumber);  // ½ (No)
+  EXPECT_EQ(CodepointClass(0x2167), kCpNumber);  // Roman numeral eight (Nl)
   EXPECT_EQ(CodepointClass(' '), kCpWhitespace);
   EXPECT_EQ(CodepointClass(0x3000), kCpWhitespace);
   EXPECT_EQ(CodepointClass(0x0085), kCpWhitespace);
-  EXPECT_EQ(CodepointClass(0x200B), 0);           // zero-width space is not White_Space
+  EXPECT_EQ(CodepointClass(0x200B), 0);  // zero-width space is not White_Space
   EXPECT_EQ(CodepointClass('!'), 0);
-  EXPECT_EQ(CodepointClass(0x0301), 0);           // combining acute (Mn)
-  EXPECT_EQ(CodepointClass(0x1F642), 0);          // 🙂 (So)
+  EXPECT_EQ(CodepointClass(0x0301), 0);   // combining acute (Mn)
+  EXPECT_EQ(CodepointClass(0x1F642), 0);  // 🙂 (So)
   EXPECT_EQ(CodepointClass(0x110000), 0);
 }
 

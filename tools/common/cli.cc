@@ -54,8 +54,10 @@ int ParseCheckAndRun(CLI::App& app, int argc, char** argv, const std::function<S
   int rc = 0;
   if (!Parse(app, argc, argv, &rc)) return rc;
   Status s = check();
-  if (s.ok()) s = run();
-  else rc = s.code() == ErrorCode::kInvalidArgument ? 2 : 1;
+  if (s.ok())
+    s = run();
+  else
+    rc = s.code() == ErrorCode::kInvalidArgument ? 2 : 1;
   if (s.ok()) return 0;
   std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), s.ToString().c_str());
   return rc != 0 ? rc : 1;
@@ -73,8 +75,8 @@ Status ForEachInput(const std::vector<std::string>& inputs, const std::string& c
     if (failed++ == 0) first_failure = s;
   }
   if (failed == 0) return Status::Ok();
-  return Status(first_failure.code(), std::to_string(failed) + " of " +
-                                          std::to_string(inputs.size()) + " inputs failed");
+  return Status(first_failure.code(),
+                std::to_string(failed) + " of " + std::to_string(inputs.size()) + " inputs failed");
 }
 
 int PrintVersion() {

@@ -46,8 +46,8 @@ Result<std::pair<std::string, gguf::Value>> ParseSet(const std::string& flag,
   if (flag == "--set-string") return std::pair{key, gguf::Value::String(value)};
   if (flag == "--set-bool") {
     if (value != "true" && value != "false")
-      return InvalidArgumentError("%s %s: the value must be true or false, not '%s'",
-                                  flag.c_str(), key.c_str(), value.c_str());
+      return InvalidArgumentError("%s %s: the value must be true or false, not '%s'", flag.c_str(),
+                                  key.c_str(), value.c_str());
     return std::pair{key, gguf::Value::Bool(value == "true")};
   }
   char* end = nullptr;
@@ -84,8 +84,9 @@ int SetKvs(const std::string& input, const std::string& dest,
 }  // namespace
 
 int CmdConvert(int argc, char** argv) {
-  CLI::App app("Rewrite the GGUF type ids of I2_S/I8_S tensors: published 36/37 (VibeASR) <-> "
-               "remapped 43/42 (audio.cpp). Only the 4-byte type fields change.");
+  CLI::App app(
+      "Rewrite the GGUF type ids of I2_S/I8_S tensors: published 36/37 (VibeASR) <-> "
+      "remapped 43/42 (audio.cpp). Only the 4-byte type fields change.");
   app.name("tern-dev convert");
   std::string input, output, ids_name = "remapped";
   bool list = false, check = false, in_place = false;
@@ -104,7 +105,8 @@ int CmdConvert(int argc, char** argv) {
   // Metadata instead of type ids: what a model declares about itself (tern.trained.*,
   // docs/formats-tern-keys.md), added without touching a tensor byte.
   std::vector<std::string> set_bool, set_f32, set_string;
-  app.add_option("--set-bool", set_bool, "with --in-place or -o: add the KV KEY=true|false "
+  app.add_option("--set-bool", set_bool,
+                 "with --in-place or -o: add the KV KEY=true|false "
                  "(repeatable); type ids are kept");
   app.add_option("--set-f32", set_f32, "with --in-place or -o: add the f32 KV KEY=NUMBER");
   app.add_option("--set-string", set_string, "with --in-place or -o: add the string KV KEY=TEXT");
@@ -116,13 +118,14 @@ int CmdConvert(int argc, char** argv) {
   }
   if (!set_bool.empty() || !set_f32.empty() || !set_string.empty()) {
     if (list || check || app.count("--ids") > 0) {
-      std::fprintf(stderr, "tern-dev convert: --set-* takes --in-place or -o and keeps the type "
-                           "ids (no --list, --check or --ids)\n");
+      std::fprintf(stderr,
+                   "tern-dev convert: --set-* takes --in-place or -o and keeps the type "
+                   "ids (no --list, --check or --ids)\n");
       return 2;
     }
-    return SetKvs(input, in_place ? input : output,
-                  {{"--set-bool", &set_bool}, {"--set-f32", &set_f32},
-                   {"--set-string", &set_string}});
+    return SetKvs(
+        input, in_place ? input : output,
+        {{"--set-bool", &set_bool}, {"--set-f32", &set_f32}, {"--set-string", &set_string}});
   }
   const gguf::TypeIds target =
       ids_name == "published" ? gguf::TypeIds::kPublished : gguf::TypeIds::kRemapped;

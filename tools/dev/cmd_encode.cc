@@ -45,8 +45,7 @@ struct Flags {
 
 std::string OutputFor(const Flags& f, const std::string& input) {
   if (f.out_dir.empty()) return f.out_path;
-  return (std::filesystem::path(f.out_dir) / std::filesystem::path(input).stem()).string() +
-         ".f32";
+  return (std::filesystem::path(f.out_dir) / std::filesystem::path(input).stem()).string() + ".f32";
 }
 
 vibeasr::Branch StepBranch(const Flags& f) {
@@ -59,15 +58,15 @@ Status DumpStep(const Flags& f, const std::string& input, const audio::Audio& au
                 const vibeasr::Encoder& enc, ThreadPool& pool) {
   std::vector<float> out;
   bool found = false;
-  const vibeasr::Encoder::StageHook hook = [&](const std::string& step,
-                                               const ops::I8sTensor& x) {
+  const vibeasr::Encoder::StageHook hook = [&](const std::string& step, const ops::I8sTensor& x) {
     if (step != f.step || found) return;
     found = true;
     out.resize(static_cast<size_t>(x.size()));
     ops::DequantizeI8s(x, out.data());
   };
-  TERN_RETURN_IF_ERROR(enc.RunBranch(StepBranch(f), audio.samples.data(), audio.samples.size(),
-                                     pool, &hook).status());
+  TERN_RETURN_IF_ERROR(
+      enc.RunBranch(StepBranch(f), audio.samples.data(), audio.samples.size(), pool, &hook)
+          .status());
   if (!found)  // StepNames and RunBranch disagree: a bug, not a user error
     return InternalError("--step %s: listed by the encoder but never reached", f.step.c_str());
   return WriteFile(OutputFor(f, input), out.data(), out.size() * sizeof(float));
@@ -147,17 +146,19 @@ Status Run(Flags& f, vibeasr::Encoder& enc, double load_ms) {
 }  // namespace
 
 int CmdEncode(int argc, char** argv) {
-  CLI::App app("Run the VibeASR audio encoder and dump its features as raw float32 (frames x "
-               "hidden, row-major): one file, or one per input with --output-dir.");
+  CLI::App app(
+      "Run the VibeASR audio encoder and dump its features as raw float32 (frames x "
+      "hidden, row-major): one file, or one per input with --output-dir.");
   app.name("tern-dev encode");
   Flags f;
-  auto* model = app.add_option("--model", f.model_dir, std::string("package directory (holds ") +
-                                                           kVaeFileName + ")");
+  auto* model = app.add_option("--model", f.model_dir,
+                               std::string("package directory (holds ") + kVaeFileName + ")");
   app.add_option("--vae", f.vae_path, "the encoder GGUF itself")->excludes(model);
   app.add_option("audio", f.inputs, "WAV, FLAC, OGG or MP3 files")->required();
   app.add_option("--dump-features", f.out_path, "output file (raw float32), one input");
   app.add_option("--output-dir", f.out_dir, "write DIR/<input stem>.f32 for each input");
-  app.add_option("-t,--threads", f.threads, "threads")->check(CLI::Range(1, 256))
+  app.add_option("-t,--threads", f.threads, "threads")
+      ->check(CLI::Range(1, 256))
       ->capture_default_str();
   auto* step = app.add_option(
       "--step", f.step,
@@ -171,8 +172,9 @@ int CmdEncode(int argc, char** argv) {
   app.add_flag("-q,--quiet", f.quiet, "no summary per input on stderr");
   std::unique_ptr<vibeasr::Encoder> enc;
   double load_ms = 0;
-  return ParseCheckAndRun(app, argc, argv, [&] { return Check(f, &enc, &load_ms); },
-                          [&] { return Run(f, *enc, load_ms); });
+  return ParseCheckAndRun(
+      app, argc, argv, [&] { return Check(f, &enc, &load_ms); },
+      [&] { return Run(f, *enc, load_ms); });
 }
 
 }  // namespace tern::cli

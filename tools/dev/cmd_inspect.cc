@@ -47,7 +47,8 @@ void PrintFile(const gguf::File& f, size_t max_elems) {
   }
 
   size_t name_width = 4;
-  for (const auto& t : f.tensors()) name_width = std::max(name_width, std::min<size_t>(t.name.size(), 56));
+  for (const auto& t : f.tensors())
+    name_width = std::max(name_width, std::min<size_t>(t.name.size(), 56));
   std::printf("\ntensors: %zu\n", f.tensors().size());
   std::printf("  %-*s %-10s %-24s %14s %14s\n", static_cast<int>(name_width), "name", "type(id)",
               "shape (ne)", "offset", "bytes");
@@ -83,8 +84,9 @@ void PrintFile(const gguf::File& f, size_t max_elems) {
 }  // namespace
 
 int CmdInspect(int argc, char** argv) {
-  CLI::App app("Print GGUF files' header, KV pairs (arrays summarized) and tensor table "
-               "(name, type and id, shape in ggml ne order, data offset, stored bytes).");
+  CLI::App app(
+      "Print GGUF files' header, KV pairs (arrays summarized) and tensor table "
+      "(name, type and id, shape in ggml ne order, data offset, stored bytes).");
   app.name("tern-dev inspect");
   std::vector<std::string> paths;
   size_t max_elems = 6;

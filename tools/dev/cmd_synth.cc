@@ -24,8 +24,7 @@ int CmdSynth(int argc, char** argv) {
                  "tiny (widths 8..512, decoder 256 x 2 layers) or full (the real shapes)")
       ->check(CLI::IsMember({"tiny", "full"}))
       ->capture_default_str();
-  app.add_option("--seed", opts.seed, "weights seed; same seed, same bytes")
-      ->capture_default_str();
+  app.add_option("--seed", opts.seed, "weights seed; same seed, same bytes")->capture_default_str();
   app.add_option("--vocab", opts.vocab_dir,
                  "directory with the Qwen2 vocab.json, merges.txt, tokenizer_config.json")
       ->required();

@@ -22,8 +22,9 @@ constexpr Command kCommands[] = {
 };
 
 void PrintUsage(FILE* out) {
-  std::fprintf(out, "usage: tern-dev <command> [options]   (tern-dev <command> --help for its "
-                    "options)\n\n");
+  std::fprintf(out,
+               "usage: tern-dev <command> [options]   (tern-dev <command> --help for its "
+               "options)\n\n");
   for (const Command& c : kCommands) std::fprintf(out, "  %-11s %s\n", c.name, c.help);
   std::fprintf(out, "\n  --version   version, git hash and the kernel ISAs this CPU runs\n");
 }

@@ -29,12 +29,14 @@ std::string Clean(std::string_view s, size_t max) {
   std::string out;
   for (char c : s.substr(0, max)) {
     const unsigned char u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') out += '\\', out += c;
+    if (c == '"' || c == '\\')
+      out += '\\', out += c;
     else if (u < 0x20 || u >= 0x7f) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "\\x%02x", u);
       out += hex;
-    } else out += c;
+    } else
+      out += c;
   }
   if (s.size() > max) out += "...";
   return out;
@@ -120,7 +122,8 @@ void AccessLog::Write(const std::string& line) {
 void AccessLog::Request(const LogEntry& e) {
   char nums[96];
   std::snprintf(nums, sizeof nums, " %d %zu %.2f %.0f", e.status, e.bytes, e.audio_seconds, e.ms);
-  std::string line = Now() + " " + e.peer + " " + Clean(e.method, 16) + " " + Clean(e.target, 200) + nums;
+  std::string line =
+      Now() + " " + e.peer + " " + Clean(e.method, 16) + " " + Clean(e.target, 200) + nums;
   if (!e.note.empty()) line += " \"" + Clean(e.note, 300) + "\"";
   Write(line + "\n");
 }

@@ -46,7 +46,7 @@ class AccessLog {
 
   bool quiet_;
   std::FILE* out_ = stderr;
-  int saved_fd_ = -1;   // the original fd 2 while captured
+  int saved_fd_ = -1;  // the original fd 2 while captured
   int pipe_read_ = -1;
   std::thread reader_;
   std::mutex mu_;

@@ -54,9 +54,11 @@ TEST(AccessLog, RequestLineAndCapturedStderr) {
                       R"(/v1/audio/transcriptions\?x=\\"1\\" 200 33 2\.27 79\n)")))
       << out;
   EXPECT_NE(out.find(" - stderr \"Note: Illegal Audio-MPEG-Header 0x00000000 at offset 1234.\"\n"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find(" - stderr \"[src/libmpg123/parse.c:1234] error: Giving up resync"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   // Every line is the log's: nothing reached stderr around it.
   std::istringstream lines(out);
   for (std::string l; std::getline(lines, l);)

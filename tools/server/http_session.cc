@@ -86,12 +86,13 @@ void HttpSession::WaitForRequest() {
   if (ctx_.draining || !keep_alive_) return linger_ ? Linger() : Close();
   if (buffer_.size() > 0) return ReadHeader();  // pipelined: already here
   stream_.expires_after(Seconds(ctx_.limits.idle_timeout_s));
-  stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](
-                                                     beast::error_code ec, size_t n) {
-    self->buffer_.commit(n);
-    if (ec || n == 0) return self->Close();  // idle too long, or the client closed
-    self->ReadHeader();
-  });
+  stream_.async_read_some(buffer_.prepare(4096),
+                          [self = shared_from_this()](beast::error_code ec, size_t n) {
+                            self->buffer_.commit(n);
+                            if (ec || n == 0)
+                              return self->Close();  // idle too long, or the client closed
+                            self->ReadHeader();
+                          });
 }
 
 void HttpSession::ReadHeader() {
@@ -105,10 +106,9 @@ void HttpSession::ReadHeader() {
   parser_->header_limit(static_cast<std::uint32_t>(ctx_.limits.max_header_bytes));
   parser_->body_limit(ctx_.limits.max_body_bytes());
   stream_.expires_after(Seconds(ctx_.limits.read_timeout_s));
-  http::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](beast::error_code ec, size_t) {
-                            self->OnHeader(ec);
-                          });
+  http::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
 }
 
 void HttpSession::OnHeader(beast::error_code ec) {
@@ -127,11 +127,13 @@ void HttpSession::OnHeader(beast::error_code ec) {
   }
   if (parser_->is_done()) return Dispatch();
   const auto length = parser_->content_length();
-  upload_ = ctx_.uploads->Take(length ? static_cast<size_t>(*length) : ctx_.limits.max_body_bytes());
+  upload_ =
+      ctx_.uploads->Take(length ? static_cast<size_t>(*length) : ctx_.limits.max_body_bytes());
   if (!upload_) {
     keep_alive_ = false;
     linger_ = true;
-    return Respond(JsonError(503, "the server holds --max-uploads-mb of request bodies already; retry later"));
+    return Respond(
+        JsonError(503, "the server holds --max-uploads-mb of request bodies already; retry later"));
   }
   if (beast::iequals(req[http::field::expect], "100-continue")) {
     // curl and others wait for this before sending a large body.
@@ -167,7 +169,8 @@ void HttpSession::ReadFailed(beast::error_code ec) {
   }
   if (ec == http::error::end_of_stream || ec == net::error::eof ||
       ec == net::error::connection_reset || ec == net::error::operation_aborted ||
-      ec == http::error::partial_message || ec.category() != beast::error_code(http::error::bad_method).category()) {
+      ec == http::error::partial_message ||
+      ec.category() != beast::error_code(http::error::bad_method).category()) {
     if (received_) {
       entry_.status = 400;
       entry_.note = "the connection closed mid-request: " + ec.message();
@@ -217,11 +220,14 @@ void HttpSession::StartRealtimeSession() {
     b = e + 1;
   }
   if (!transcription)
-    return Respond(JsonError(400, "only realtime transcription is served: "
-                                  "GET /v1/realtime?intent=transcription", "intent"));
+    return Respond(JsonError(400,
+                             "only realtime transcription is served: "
+                             "GET /v1/realtime?intent=transcription",
+                             "intent"));
   if (!websocket::is_upgrade(req))
-    return Respond(JsonError(400, "GET /v1/realtime is a WebSocket endpoint: "
-                                  "send the upgrade headers (Connection: Upgrade, Upgrade: websocket)"));
+    return Respond(JsonError(400,
+                             "GET /v1/realtime is a WebSocket endpoint: "
+                             "send the upgrade headers (Connection: Upgrade, Upgrade: websocket)"));
   if (ctx_.draining || ctx_.realtime == nullptr)
     return Respond(JsonError(503, "the server is shutting down"));
   http::request<http::string_body> upgrade = parser_->release();
@@ -259,7 +265,8 @@ void HttpSession::StartTranscription() {
     };
     Outcome out = RunTranscription(session, self->ctx_.config, request, job->cancel,
                                    stream ? &sink : nullptr);
-    net::post(executor, [self, out = std::move(out)]() mutable { self->FinishJob(std::move(out)); });
+    net::post(executor,
+              [self, out = std::move(out)]() mutable { self->FinishJob(std::move(out)); });
   };
   const Status s = ctx_.pool->Submit(std::move(work));
   if (!s.ok()) {
@@ -302,8 +309,11 @@ void HttpSession::OnPeerReadable(beast::error_code ec, uint64_t generation) {
   if (buffer_.size() >= kReadAhead) return;
   beast::error_code e;
   const size_t available = stream_.socket().available(e);
-  const size_t got = e ? 0 : stream_.socket().read_some(
-      buffer_.prepare(std::max<size_t>(1, std::min(available, kReadAhead - buffer_.size()))), e);
+  const size_t got =
+      e ? 0
+        : stream_.socket().read_some(buffer_.prepare(std::max<size_t>(
+                                         1, std::min(available, kReadAhead - buffer_.size()))),
+                                     e);
   if (e) {
     job_->gone = true;
     job_->cancel = true;
@@ -348,7 +358,8 @@ void HttpSession::BeginStream() {
   // HTTP/1.0 has no chunked encoding: the body ends where the connection does.
   chunked_ = parser_->get().version() >= 11;
   if (!chunked_) keep_alive_ = false;
-  std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n";
+  std::string head =
+      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n";
   if (chunked_) head += "Transfer-Encoding: chunked\r\n";
   AddCors(&head);
   if (!keep_alive_) head += "Connection: close\r\n";

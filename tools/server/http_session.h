@@ -122,7 +122,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool received_ = false;  // some bytes of the current request arrived
   std::deque<std::string> out_;
   bool writing_ = false;
-  bool chunked_ = true;    // a stream's body is chunked (HTTP/1.1)
+  bool chunked_ = true;  // a stream's body is chunked (HTTP/1.1)
   bool done_after_write_ = false;
   uint64_t watch_generation_ = 0;
   std::shared_ptr<Job> job_;

@@ -15,17 +15,21 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
 struct Listener::Impl {
-  explicit Impl(ServerContext& c) : ctx(c), acceptor(ioc), signals(ioc, SIGINT, SIGTERM), timer(ioc) {}
+  explicit Impl(ServerContext& c)
+      : ctx(c), acceptor(ioc), signals(ioc, SIGINT, SIGTERM), timer(ioc) {}
 
   void Accept() {
-    acceptor.async_accept(net::make_strand(ioc), [this](boost::system::error_code ec, tcp::socket socket) {
-      if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) {
-        if (ctx.connections.load() >= ctx.limits.max_connections) Refuse(std::move(socket), *ctx.log);
-        else std::make_shared<HttpSession>(std::move(socket), ctx)->Start();
-      }
-      Accept();
-    });
+    acceptor.async_accept(net::make_strand(ioc),
+                          [this](boost::system::error_code ec, tcp::socket socket) {
+                            if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+                            if (!ec) {
+                              if (ctx.connections.load() >= ctx.limits.max_connections)
+                                Refuse(std::move(socket), *ctx.log);
+                              else
+                                std::make_shared<HttpSession>(std::move(socket), ctx)->Start();
+                            }
+                            Accept();
+                          });
   }
 
   // Over --max-connections: one small write into the empty send buffer of a fresh socket
@@ -64,7 +68,8 @@ struct Listener::Impl {
   }
 
   void OnSignal() {
-    ctx.log->Note("server", "stopping: no new connections; in-flight requests have --shutdown-grace");
+    ctx.log->Note("server",
+                  "stopping: no new connections; in-flight requests have --shutdown-grace");
     ctx.draining = true;
     boost::system::error_code ec;
     acceptor.close(ec);

@@ -27,22 +27,28 @@ namespace tern::server {
 
 Status Limits::Validate() const {
   if (max_header_bytes < 1024 || max_header_bytes > (1u << 20))
-    return InvalidArgumentError("--max-header-bytes must be in [1024, 1048576], got %zu", max_header_bytes);
+    return InvalidArgumentError("--max-header-bytes must be in [1024, 1048576], got %zu",
+                                max_header_bytes);
   if (!(max_upload_mb > 0 && max_upload_mb <= 4096))
     return InvalidArgumentError("--max-upload-mb must be in (0, 4096], got %g", max_upload_mb);
   if (!(max_uploads_mb >= max_upload_mb && max_uploads_mb <= 1024 * 1024))
     return InvalidArgumentError("--max-uploads-mb must be in [--max-upload-mb, 1048576], got %g",
                                 max_uploads_mb);
   if (!(read_timeout_s > 0 && read_timeout_s <= 3600))
-    return InvalidArgumentError("--read-timeout must be in (0, 3600] seconds, got %g", read_timeout_s);
+    return InvalidArgumentError("--read-timeout must be in (0, 3600] seconds, got %g",
+                                read_timeout_s);
   if (!(idle_timeout_s > 0 && idle_timeout_s <= 3600))
-    return InvalidArgumentError("--idle-timeout must be in (0, 3600] seconds, got %g", idle_timeout_s);
+    return InvalidArgumentError("--idle-timeout must be in (0, 3600] seconds, got %g",
+                                idle_timeout_s);
   if (!(write_timeout_s > 0 && write_timeout_s <= 3600))
-    return InvalidArgumentError("--write-timeout must be in (0, 3600] seconds, got %g", write_timeout_s);
+    return InvalidArgumentError("--write-timeout must be in (0, 3600] seconds, got %g",
+                                write_timeout_s);
   if (max_connections < 1 || max_connections > 100000)
-    return InvalidArgumentError("--max-connections must be in [1, 100000], got %d", max_connections);
+    return InvalidArgumentError("--max-connections must be in [1, 100000], got %d",
+                                max_connections);
   if (!(shutdown_grace_s >= 0 && shutdown_grace_s <= 3600))
-    return InvalidArgumentError("--shutdown-grace must be in [0, 3600] seconds, got %g", shutdown_grace_s);
+    return InvalidArgumentError("--shutdown-grace must be in [0, 3600] seconds, got %g",
+                                shutdown_grace_s);
   if (io_threads < 1 || io_threads > 64)
     return InvalidArgumentError("--io-threads must be in [1, 64], got %d", io_threads);
   return Status::Ok();
@@ -74,9 +80,12 @@ struct Flags {
 tern::Status Serve(Flags& f) {
   using tern::InvalidArgumentError;
   TERN_ASSIGN_OR_RETURN(f.model.head, tern::HeadPrecisionFromName(f.head));
-  if (f.port < 0 || f.port > 65535) return InvalidArgumentError("--port must be in [0, 65535], got %d", f.port);
-  if (f.sessions < 1 || f.sessions > 64) return InvalidArgumentError("--sessions must be in [1, 64], got %d", f.sessions);
-  if (f.threads < 0 || f.threads > 1024) return InvalidArgumentError("--threads must be in [0, 1024], got %d", f.threads);
+  if (f.port < 0 || f.port > 65535)
+    return InvalidArgumentError("--port must be in [0, 65535], got %d", f.port);
+  if (f.sessions < 1 || f.sessions > 64)
+    return InvalidArgumentError("--sessions must be in [1, 64], got %d", f.sessions);
+  if (f.threads < 0 || f.threads > 1024)
+    return InvalidArgumentError("--threads must be in [0, 1024], got %d", f.threads);
   if (f.max_waiting < 0 || f.max_waiting > 10000)
     return InvalidArgumentError("--max-waiting must be in [0, 10000], got %d", f.max_waiting);
   if (f.cors_origin.find_first_of("\r\n") != std::string::npos)
@@ -86,9 +95,11 @@ tern::Status Serve(Flags& f) {
   TERN_RETURN_IF_ERROR(f.config.audio.Validate());
   TERN_RETURN_IF_ERROR(f.config.defaults.Validate());
   if (f.realtime_sessions < 0 || f.realtime_sessions > 256)
-    return InvalidArgumentError("--realtime-sessions must be in [0, 256], got %d", f.realtime_sessions);
+    return InvalidArgumentError("--realtime-sessions must be in [0, 256], got %d",
+                                f.realtime_sessions);
   if (f.realtime_threads < 0 || f.realtime_threads > 1024)
-    return InvalidArgumentError("--realtime-threads must be in [0, 1024], got %d", f.realtime_threads);
+    return InvalidArgumentError("--realtime-threads must be in [0, 1024], got %d",
+                                f.realtime_threads);
   if (!(f.realtime_idle_timeout_s >= 0.1 && f.realtime_idle_timeout_s <= 86400))
     return InvalidArgumentError("--realtime-idle-timeout must be in [0.1, 86400] s, got %g",
                                 f.realtime_idle_timeout_s);
@@ -114,7 +125,8 @@ tern::Status Serve(Flags& f) {
   ctx.cors_origin = f.cors_origin;
   ctx.log = &log;
   ctx.uploads = std::make_unique<tern::server::UploadBudget>(f.limits.max_bodies_bytes());
-  auto pool = std::make_unique<tern::server::SessionPool>(model, f.sessions, threads, f.max_waiting);
+  auto pool =
+      std::make_unique<tern::server::SessionPool>(model, f.sessions, threads, f.max_waiting);
   ctx.pool = pool.get();
   // Realtime sessions each own a Session (one prompt's KV cache and its threads) for as long
   // as they are open: --realtime-sessions bounds them apart from --sessions.
@@ -143,7 +155,8 @@ tern::Status Serve(Flags& f) {
   // Cancelled work ends at its next token; work that does not (a long encoder pass) is not
   // waited for: the process exits within the second after the grace, as promised.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(400);
-  while ((pool->running() > 0 || pool->waiting() > 0) && std::chrono::steady_clock::now() < deadline)
+  while ((pool->running() > 0 || pool->waiting() > 0) &&
+         std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   if (pool->running() > 0 || pool->waiting() > 0) {
     log.Note("server", "exiting with cancelled work still winding down");
@@ -171,22 +184,29 @@ int main(int argc, char** argv) {
   app.add_option("--port", f.port, "port (0: any free one)")->capture_default_str();
   app.add_option("--sessions", f.sessions, "transcriptions at once")->capture_default_str();
   app.add_option("-t,--threads", f.threads, "threads per session (default: cores / sessions)");
-  app.add_option("--max-waiting", f.max_waiting, "requests that may wait for a session")->capture_default_str();
-  app.add_option("--max-upload-mb", f.limits.max_upload_mb, "largest request body")->capture_default_str();
+  app.add_option("--max-waiting", f.max_waiting, "requests that may wait for a session")
+      ->capture_default_str();
+  app.add_option("--max-upload-mb", f.limits.max_upload_mb, "largest request body")
+      ->capture_default_str();
   app.add_option("--max-uploads-mb", f.limits.max_uploads_mb,
-                 "request bodies held at once, all connections (beyond: 503)")->capture_default_str();
+                 "request bodies held at once, all connections (beyond: 503)")
+      ->capture_default_str();
   app.add_option("--max-header-bytes", f.limits.max_header_bytes, "largest request line + headers")
       ->capture_default_str();
   app.add_option("--read-timeout", f.limits.read_timeout_s,
-                 "seconds for a whole request to arrive, from its first byte")->capture_default_str();
+                 "seconds for a whole request to arrive, from its first byte")
+      ->capture_default_str();
   app.add_option("--idle-timeout", f.limits.idle_timeout_s,
-                 "seconds a connection may wait for its next request")->capture_default_str();
+                 "seconds a connection may wait for its next request")
+      ->capture_default_str();
   app.add_option("--write-timeout", f.limits.write_timeout_s,
-                 "seconds for each response write to complete")->capture_default_str();
+                 "seconds for each response write to complete")
+      ->capture_default_str();
   app.add_option("--max-connections", f.limits.max_connections, "connections open at once")
       ->capture_default_str();
   app.add_option("--shutdown-grace", f.limits.shutdown_grace_s,
-                 "seconds in-flight requests may finish after SIGTERM")->capture_default_str();
+                 "seconds in-flight requests may finish after SIGTERM")
+      ->capture_default_str();
   app.add_option("--io-threads", f.limits.io_threads, "threads reading and writing connections")
       ->capture_default_str();
   app.add_option("--realtime-sessions", f.realtime_sessions,
@@ -205,10 +225,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--cors-origin", f.cors_origin, "allow browser requests from ORIGIN (or *)");
   app.add_flag("--quiet", f.quiet, "no access log");
-  app.add_option("--max-audio-seconds", f.config.audio.max_seconds, "refuse longer audio")->capture_default_str();
-  app.add_option("--max-tokens", f.config.defaults.decoding.max_tokens, "default generated-token limit")
+  app.add_option("--max-audio-seconds", f.config.audio.max_seconds, "refuse longer audio")
       ->capture_default_str();
-  app.add_option("--model-name", f.config.model_name, "the id /v1/models lists (default: the file's name)");
+  app.add_option("--max-tokens", f.config.defaults.decoding.max_tokens,
+                 "default generated-token limit")
+      ->capture_default_str();
+  app.add_option("--model-name", f.config.model_name,
+                 "the id /v1/models lists (default: the file's name)");
   app.add_option("--api-key", f.config.api_key, "require this bearer token on /v1/ routes");
   try {
     app.parse(argc, argv);

@@ -63,7 +63,8 @@ Result<std::vector<FormPart>> ParseMultipart(std::string_view body, std::string_
   std::vector<FormPart> parts;
   // The preamble before the first boundary is ignored (RFC 2046).
   size_t at;
-  if (body.substr(0, delim.size()) == delim) at = delim.size();
+  if (body.substr(0, delim.size()) == delim)
+    at = delim.size();
   else {
     at = body.find(next);
     if (at == std::string_view::npos)
@@ -96,8 +97,7 @@ Result<std::vector<FormPart>> ParseMultipart(std::string_view body, std::string_
       named = Param(value, "name", &part.name);
       Param(value, "filename", &part.filename);
     }
-    if (!named)
-      return InvalidArgumentError("a multipart part has no Content-Disposition name");
+    if (!named) return InvalidArgumentError("a multipart part has no Content-Disposition name");
     const size_t content_begin = headers_end + 4;
     const size_t content_end = body.find(next, content_begin);
     if (content_end == std::string_view::npos)

@@ -11,8 +11,8 @@
 namespace tern::server {
 
 struct FormPart {
-  std::string name;       // Content-Disposition's name
-  std::string filename;   // and filename, empty when absent
+  std::string name;      // Content-Disposition's name
+  std::string filename;  // and filename, empty when absent
   std::string_view content;
 };
 

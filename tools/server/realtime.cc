@@ -28,8 +28,7 @@ int Base64Value(char c) {
 size_t CompleteUtf8(std::string_view s) {
   size_t end = s.size();
   size_t back = 0;
-  while (back < 4 && back < end &&
-         (static_cast<unsigned char>(s[end - 1 - back]) & 0xC0) == 0x80)
+  while (back < 4 && back < end && (static_cast<unsigned char>(s[end - 1 - back]) & 0xC0) == 0x80)
     ++back;
   if (back == end) return 0;
   const unsigned char lead = static_cast<unsigned char>(s[end - 1 - back]);
@@ -151,12 +150,12 @@ void RealtimeConnection::Emit(const std::string& type, json body) {
 
 void RealtimeConnection::Error(std::string_view code, std::string_view message,
                                std::string_view param, std::string_view client_event_id) {
-  json err = {{"type", "invalid_request_error"},
-              {"code", std::string(code)},
-              {"message", std::string(message)},
-              {"param", param.empty() ? json(nullptr) : json(std::string(param))},
-              {"event_id", client_event_id.empty() ? json(nullptr)
-                                                   : json(std::string(client_event_id))}};
+  json err = {
+      {"type", "invalid_request_error"},
+      {"code", std::string(code)},
+      {"message", std::string(message)},
+      {"param", param.empty() ? json(nullptr) : json(std::string(param))},
+      {"event_id", client_event_id.empty() ? json(nullptr) : json(std::string(client_event_id))}};
   if (code == "server_error") err["type"] = "server_error";
   Emit("error", {{"error", std::move(err)}});
 }
@@ -177,15 +176,16 @@ void RealtimeConnection::OnText(std::string_view message) {
   const json j = json::parse(message, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Error("invalid_json", "the message is not valid JSON", "", "");
   if (!j.is_object() || !j.contains("type") || !j["type"].is_string())
-    return Error("invalid_event", "a client event is a JSON object with a string 'type'", "type", "");
+    return Error("invalid_event", "a client event is a JSON object with a string 'type'", "type",
+                 "");
   const std::string type = j["type"];
   const std::string event_id =
       j.contains("event_id") && j["event_id"].is_string() ? j["event_id"].get<std::string>() : "";
 
   if (type == "input_audio_buffer.append") {
     if (!j.contains("audio") || !j["audio"].is_string())
-      return Error("missing_required_parameter", "input_audio_buffer.append needs 'audio' (base64 pcm16)",
-                   "audio", event_id);
+      return Error("missing_required_parameter",
+                   "input_audio_buffer.append needs 'audio' (base64 pcm16)", "audio", event_id);
     const std::string& b64 = j["audio"].get_ref<const std::string&>();
     if (b64.size() > limits_.max_append_bytes)
       return Error("input_audio_buffer_append_too_large",
@@ -333,9 +333,12 @@ void RealtimeConnection::HandleEvents(std::vector<LiveEvent>& events, bool commi
       case LiveEvent::Kind::kPartial: {
         const std::string stable = StablePrefix(e.text, last_partial_);
         last_partial_ = e.text;
-        if (stable.size() > sent_text_.size() && stable.compare(0, sent_text_.size(), sent_text_) == 0) {
+        if (stable.size() > sent_text_.size() &&
+            stable.compare(0, sent_text_.size(), sent_text_) == 0) {
           Emit("conversation.item.input_audio_transcription.delta",
-               {{"item_id", item}, {"content_index", 0}, {"delta", stable.substr(sent_text_.size())}});
+               {{"item_id", item},
+                {"content_index", 0},
+                {"delta", stable.substr(sent_text_.size())}});
           sent_text_ = stable;
         }
         break;

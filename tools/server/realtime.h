@@ -71,7 +71,7 @@ class RealtimeConnection {
   void Close();
 
   struct Config {
-    std::string prompt;            // input_audio_transcription.prompt -> context
+    std::string prompt;  // input_audio_transcription.prompt -> context
     std::string transcription_model;
     std::string language;
     bool server_vad = true;
@@ -90,7 +90,7 @@ class RealtimeConnection {
 
   void Error(std::string_view code, std::string_view message, std::string_view param,
              std::string_view client_event_id);
-  nlohmann::json SessionJson() const;  // config_ as a TranscriptionSession
+  nlohmann::json SessionJson() const;                       // config_ as a TranscriptionSession
   void Emit(const std::string& type, nlohmann::json body);  // adds event_id and type
   void Queue(Command c);
   void Work();
@@ -105,9 +105,9 @@ class RealtimeConnection {
   RealtimeLimits limits_;
   Send send_;
   std::mutex send_mu_;
-  uint64_t next_event_ = 0;   // under send_mu_
+  uint64_t next_event_ = 0;  // under send_mu_
 
-  Config config_;             // the caller's thread
+  Config config_;  // the caller's thread
   std::string session_id_;
 
   std::mutex mu_;
@@ -119,14 +119,14 @@ class RealtimeConnection {
   std::thread worker_;
 
   // Worker thread only.
-  Config live_config_;            // the settings live_ runs with
+  Config live_config_;  // the settings live_ runs with
   std::unique_ptr<Session> session_;
   std::unique_ptr<LiveSession> live_;
-  int64_t live_base_ = 0;         // the stream sample where live_ started
-  int64_t open_piece_ = -1;       // the piece the current item is for
-  std::string item_id_;           // "" when no item is open
-  std::string sent_text_;         // deltas sent for it
-  std::string last_partial_;      // the item's previous partial text
+  int64_t live_base_ = 0;     // the stream sample where live_ started
+  int64_t open_piece_ = -1;   // the piece the current item is for
+  std::string item_id_;       // "" when no item is open
+  std::string sent_text_;     // deltas sent for it
+  std::string last_partial_;  // the item's previous partial text
   std::string previous_item_id_;
   uint64_t next_item_ = 0;
   int64_t appended_since_commit_ = 0;

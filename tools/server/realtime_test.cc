@@ -64,7 +64,8 @@ std::vector<int16_t> StreamPcm() {
     Result<Audio> a = LoadAudio(kHeldout + f);
     EXPECT_TRUE(a.ok());
     for (float v : a->samples)
-      pcm.push_back(static_cast<int16_t>(std::lround(std::clamp(v * 32768.0f, -32768.0f, 32767.0f))));
+      pcm.push_back(
+          static_cast<int16_t>(std::lround(std::clamp(v * 32768.0f, -32768.0f, 32767.0f))));
     for (int i = 0; i < 21600; ++i) pcm.push_back(static_cast<int16_t>(std::lround(g(rng))));
   }
   return pcm;
@@ -181,8 +182,10 @@ TEST(Realtime, StreamOfSentencesGivesOneCompletedItemEach) {
     } else if (type == "input_audio_buffer.committed") {
       EXPECT_EQ(stage, 2) << e.dump();
       EXPECT_EQ(e["item_id"], item);
-      if (previous.empty()) EXPECT_TRUE(e["previous_item_id"].is_null());
-      else EXPECT_EQ(e["previous_item_id"], previous);
+      if (previous.empty())
+        EXPECT_TRUE(e["previous_item_id"].is_null());
+      else
+        EXPECT_EQ(e["previous_item_id"], previous);
       stage = 3;
     } else if (type == "conversation.item.input_audio_transcription.completed") {
       EXPECT_EQ(stage, 3) << e.dump();
@@ -224,19 +227,23 @@ TEST(Realtime, BadClientEventsGetErrorEvents) {
       {R"({"type":"input_audio_buffer.append","audio":"AA=="})", "invalid_value", "audio"},
       {json{{"type", "input_audio_buffer.append"}, {"audio", std::string(4004, 'A')}}.dump(),
        "input_audio_buffer_append_too_large", "audio"},
-      {R"({"event_id":"e9","type":"input_audio_buffer.commit"})", "input_audio_buffer_commit_empty", ""},
+      {R"({"event_id":"e9","type":"input_audio_buffer.commit"})", "input_audio_buffer_commit_empty",
+       ""},
   };
   for (const Case& k : cases) conn.OnText(k.message);
   conn.OnUnexpected("a binary message");
   const std::vector<json> events = c.WaitFor("error", cases.size() + 1);
   std::vector<json> errors;
-  for (const json& e : events) if (e["type"] == "error") errors.push_back(e["error"]);
+  for (const json& e : events)
+    if (e["type"] == "error") errors.push_back(e["error"]);
   ASSERT_EQ(errors.size(), cases.size() + 1);
   // in order, except the commit's (the worker's) and the binary message's, which may swap
   for (size_t i = 0; i + 1 < cases.size(); ++i) {
     EXPECT_EQ(errors[i]["code"], cases[i].code) << cases[i].message;
-    if (cases[i].param.empty()) EXPECT_TRUE(errors[i]["param"].is_null()) << cases[i].message;
-    else EXPECT_EQ(errors[i]["param"], cases[i].param) << cases[i].message;
+    if (cases[i].param.empty())
+      EXPECT_TRUE(errors[i]["param"].is_null()) << cases[i].message;
+    else
+      EXPECT_EQ(errors[i]["param"], cases[i].param) << cases[i].message;
     EXPECT_FALSE(errors[i]["message"].get<std::string>().empty());
     EXPECT_EQ(errors[i]["type"], "invalid_request_error");
   }
@@ -285,8 +292,8 @@ TEST(Realtime, CommitTranscribesWithoutTurnDetectionAndClearDiscards) {
   for (const json& e : events) types.push_back(e["type"]);
   const std::vector<std::string> want = {
       "transcription_session.created", "transcription_session.updated",
-      "input_audio_buffer.committed", "conversation.item.input_audio_transcription.completed",
-      "input_audio_buffer.cleared", "error"};
+      "input_audio_buffer.committed",  "conversation.item.input_audio_transcription.completed",
+      "input_audio_buffer.cleared",    "error"};
   // partial deltas may come before the commit; nothing else
   std::vector<std::string> main_types;
   for (const std::string& t : types)

@@ -43,13 +43,14 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
 
   void Start(http::request<http::string_body> req) {
     ws_.read_message_max(ctx_.max_message_bytes);
-    websocket::stream_base::timeout t = websocket::stream_base::timeout::suggested(beast::role_type::server);
+    websocket::stream_base::timeout t =
+        websocket::stream_base::timeout::suggested(beast::role_type::server);
     t.idle_timeout = websocket::stream_base::none();  // ours: idle_, with an error event
     ws_.set_option(t);
-    ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
-      res.set(http::field::server, "tern-server");
-    }));
-    ws_.async_accept(req, [self = shared_from_this()](beast::error_code ec) { self->OnAccept(ec); });
+    ws_.set_option(websocket::stream_base::decorator(
+        [](websocket::response_type& res) { res.set(http::field::server, "tern-server"); }));
+    ws_.async_accept(req,
+                     [self = shared_from_this()](beast::error_code ec) { self->OnAccept(ec); });
   }
 
  private:
@@ -81,9 +82,8 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
   }
 
   void Read() {
-    ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, size_t) {
-      self->OnRead(ec);
-    });
+    ws_.async_read(buffer_,
+                   [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
@@ -99,14 +99,17 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
     ArmIdle();
     const std::string message = beast::buffers_to_string(buffer_.data());
     buffer_.consume(buffer_.size());
-    if (ws_.got_text()) conn_->OnText(message);
-    else conn_->OnUnexpected("a binary message");
+    if (ws_.got_text())
+      conn_->OnText(message);
+    else
+      conn_->OnUnexpected("a binary message");
     Read();
   }
 
   void QueueError(const std::string& code, const std::string& message) {
-    std::string e = R"({"type":"error","event_id":"event_tern_idle","error":{"type":"invalid_request_error","code":")" +
-                    code + R"(","message":")" + message + R"(","param":null,"event_id":null}})";
+    std::string e =
+        R"({"type":"error","event_id":"event_tern_idle","error":{"type":"invalid_request_error","code":")" +
+        code + R"(","message":")" + message + R"(","param":null,"event_id":null}})";
     Queue(std::move(e));
   }
 
@@ -178,18 +181,18 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
 
 }  // namespace
 
-void StartRealtime(tcp::socket socket, http::request<http::string_body> req,
-                   RealtimeContext& ctx) {
+void StartRealtime(tcp::socket socket, http::request<http::string_body> req, RealtimeContext& ctx) {
   if (++ctx.sessions > ctx.max_sessions) {
     --ctx.sessions;
     // Refused before the upgrade, as an HTTP answer the client's handshake reports.
     auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
-    auto res = std::make_shared<http::response<http::string_body>>(http::status::service_unavailable,
-                                                                  req.version());
+    auto res = std::make_shared<http::response<http::string_body>>(
+        http::status::service_unavailable, req.version());
     res->set(http::field::content_type, "application/json");
     res->set(http::field::retry_after, "5");
     res->keep_alive(false);
-    res->body() = R"({"error":{"message":"every realtime session (--realtime-sessions) is in use; retry later","type":"server_error","param":null,"code":null}})";
+    res->body() =
+        R"({"error":{"message":"every realtime session (--realtime-sessions) is in use; retry later","type":"server_error","param":null,"code":null}})";
     res->prepare_payload();
     stream->expires_after(std::chrono::seconds(10));
     http::async_write(*stream, *res, [stream, res](beast::error_code, size_t) {

@@ -72,7 +72,8 @@ std::vector<int16_t> StreamPcm() {
     Result<Audio> a = LoadAudio(kHeldout + f);
     EXPECT_TRUE(a.ok());
     for (float v : a->samples)
-      pcm.push_back(static_cast<int16_t>(std::lround(std::clamp(v * 32768.0f, -32768.0f, 32767.0f))));
+      pcm.push_back(
+          static_cast<int16_t>(std::lround(std::clamp(v * 32768.0f, -32768.0f, 32767.0f))));
     for (int i = 0; i < 21600; ++i) pcm.push_back(static_cast<int16_t>(std::lround(g(rng))));
   }
   return pcm;
@@ -81,7 +82,8 @@ std::vector<int16_t> StreamPcm() {
 // A server on 127.0.0.1: every connection's first request goes to StartRealtime.
 class Server {
  public:
-  explicit Server(RealtimeContext& ctx) : ctx_(ctx), acceptor_(io_, {net::ip::make_address("127.0.0.1"), 0}) {
+  explicit Server(RealtimeContext& ctx)
+      : ctx_(ctx), acceptor_(io_, {net::ip::make_address("127.0.0.1"), 0}) {
     Accept();
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -174,7 +176,8 @@ TEST(RealtimeWs, ClipAtFourTimesRealTimeGivesTheLiveFinals) {
   ASSERT_FALSE(c.Connect(server.port()));
   json created = c.Next();
   EXPECT_EQ(created["type"], "transcription_session.created");
-  c.Send(R"({"type":"transcription_session.update","session":{"input_audio_format":"pcm16","turn_detection":{"type":"server_vad","silence_duration_ms":500}}})");
+  c.Send(
+      R"({"type":"transcription_session.update","session":{"input_audio_format":"pcm16","turn_detection":{"type":"server_vad","silence_duration_ms":500}}})");
   std::vector<json> events;
   std::thread reader([&] {
     size_t completed = 0;
@@ -195,15 +198,16 @@ TEST(RealtimeWs, ClipAtFourTimesRealTimeGivesTheLiveFinals) {
   std::vector<std::string> types, completed;
   for (const json& e : events) {
     const std::string t = e["type"];
-    if (t == "conversation.item.input_audio_transcription.completed") completed.push_back(e["transcript"]);
+    if (t == "conversation.item.input_audio_transcription.completed")
+      completed.push_back(e["transcript"]);
     if (t != "conversation.item.input_audio_transcription.delta") types.push_back(t);
   }
   EXPECT_EQ(completed, expected);
   std::vector<std::string> want = {"transcription_session.updated"};
   for (size_t i = 0; i < expected.size(); ++i) {
-    for (const char* t : {"input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped",
-                          "input_audio_buffer.committed",
-                          "conversation.item.input_audio_transcription.completed"})
+    for (const char* t :
+         {"input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped",
+          "input_audio_buffer.committed", "conversation.item.input_audio_transcription.completed"})
       want.push_back(t);
   }
   EXPECT_EQ(types, want);

@@ -20,7 +20,7 @@ std::string Dump(const json& j, int indent = -1) {
 
 // OpenAI's error type for an HTTP status.
 const char* ErrorType(int http) {
-  return http == 503 ? "server_busy"
+  return http == 503   ? "server_busy"
          : http == 401 ? "authentication_error"
          : http < 500  ? "invalid_request_error"
                        : "server_error";
@@ -32,7 +32,8 @@ std::string Scrub(const ServerConfig& config, std::string message) {
     std::string base = p;
     while (base.size() > 1 && base.back() == '/') base.pop_back();
     base = base.substr(base.find_last_of('/') + 1);
-    for (size_t at; (at = message.find(p)) != std::string::npos;) message.replace(at, p.size(), base);
+    for (size_t at; (at = message.find(p)) != std::string::npos;)
+      message.replace(at, p.size(), base);
   }
   return message;
 }
@@ -46,10 +47,12 @@ Status ParseNumber(const std::string& field, std::string_view text, T* out) {
   const auto [p, ec] = std::from_chars(b, e, *out);
   const std::string shown(text.substr(0, 40));
   if (b == e || ec != std::errc() || p != e)
-    return InvalidArgumentError("form field '%s': '%s' is not a number", field.c_str(), shown.c_str());
+    return InvalidArgumentError("form field '%s': '%s' is not a number", field.c_str(),
+                                shown.c_str());
   if constexpr (std::is_floating_point_v<T>) {
     if (!std::isfinite(*out))
-      return InvalidArgumentError("form field '%s': '%s' is not finite", field.c_str(), shown.c_str());
+      return InvalidArgumentError("form field '%s': '%s' is not finite", field.c_str(),
+                                  shown.c_str());
   }
   return Status::Ok();
 }
@@ -66,14 +69,16 @@ Status ParseChunking(std::string_view v, TranscribeOptions* o) {
   }
   const json j = json::parse(v.begin(), v.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("type") || j["type"] != "server_vad")
-    return InvalidArgumentError("form field 'chunking_strategy': expected \"auto\" or "
-                                "{\"type\":\"server_vad\",...}");
+    return InvalidArgumentError(
+        "form field 'chunking_strategy': expected \"auto\" or "
+        "{\"type\":\"server_vad\",...}");
   for (const auto& [k, val] : j.items()) {
     if (k == "type") continue;
     if (k != "prefix_padding_ms" && k != "silence_duration_ms" && k != "threshold")
       return InvalidArgumentError("form field 'chunking_strategy': unknown key '%.40s'", k.c_str());
     if (!val.is_number())
-      return InvalidArgumentError("form field 'chunking_strategy': '%s' is not a number", k.c_str());
+      return InvalidArgumentError("form field 'chunking_strategy': '%s' is not a number",
+                                  k.c_str());
   }
   o->chunk_seconds = kChunkSeconds;
   return Status::Ok();
@@ -100,7 +105,8 @@ std::string Event(const json& j) { return "data: " + Dump(j) + "\n\n"; }
 std::string VerboseJson(const Transcript& t, const TranscriptionRequest& r) {
   json j = json::parse(FormatTranscript(t, OutputFormat::kVerboseJson), nullptr, false);
   if (j.is_discarded()) return FormatTranscript(t, OutputFormat::kVerboseJson);
-  for (const char* k : {"peak_rss_bytes", "isa", "threads", "head", "timings_ms", "rtf"}) j.erase(k);
+  for (const char* k : {"peak_rss_bytes", "isa", "threads", "head", "timings_ms", "rtf"})
+    j.erase(k);
   j["task"] = "transcribe";
   if (!r.language.empty()) j["language"] = r.language;
   json& segs = j["segments"];
@@ -202,15 +208,22 @@ Result<TranscriptionRequest> ParseTranscriptionForm(std::string_view content_typ
     } else if (name == "chunking_strategy") {
       TERN_RETURN_IF_ERROR(ParseChunking(v, &r.options));
     } else if (name == "stream") {
-      if (v == "true") r.stream = true;
+      if (v == "true")
+        r.stream = true;
       else if (v != "false")
-        return InvalidArgumentError("form field 'stream': '%s' is not true or false", shown.c_str());
+        return InvalidArgumentError("form field 'stream': '%s' is not true or false",
+                                    shown.c_str());
     } else if (name == "response_format") {
-      if (v == "json") r.format = OutputFormat::kJson;
-      else if (v == "text") r.format = OutputFormat::kTxt;
-      else if (v == "srt") r.format = OutputFormat::kSrt;
-      else if (v == "vtt") r.format = OutputFormat::kVtt;
-      else if (v == "verbose_json") r.format = OutputFormat::kVerboseJson;
+      if (v == "json")
+        r.format = OutputFormat::kJson;
+      else if (v == "text")
+        r.format = OutputFormat::kTxt;
+      else if (v == "srt")
+        r.format = OutputFormat::kSrt;
+      else if (v == "vtt")
+        r.format = OutputFormat::kVtt;
+      else if (v == "verbose_json")
+        r.format = OutputFormat::kVerboseJson;
       else
         return InvalidArgumentError(
             "form field 'response_format': '%s' is not json, text, srt, vtt or verbose_json",
@@ -218,9 +231,13 @@ Result<TranscriptionRequest> ParseTranscriptionForm(std::string_view content_typ
     } else if (name == "prompt") {
       r.options.context = std::string(v);
     } else if (name == "prompt_format") {
-      if (v == "text") r.options.format = PromptFormat::kText;
-      else if (v == "json") r.options.format = PromptFormat::kJson;
-      else return InvalidArgumentError("form field 'prompt_format': '%s' is not text or json", shown.c_str());
+      if (v == "text")
+        r.options.format = PromptFormat::kText;
+      else if (v == "json")
+        r.options.format = PromptFormat::kJson;
+      else
+        return InvalidArgumentError("form field 'prompt_format': '%s' is not text or json",
+                                    shown.c_str());
     } else if (name == "temperature") {
       TERN_RETURN_IF_ERROR(ParseNumber(name, v, &r.options.decoding.temperature));
       if (r.options.decoding.temperature < 0 || r.options.decoding.temperature > 1)
@@ -248,8 +265,9 @@ Result<TranscriptionRequest> ParseTranscriptionForm(std::string_view content_typ
   }
   if (r.stream && r.format != OutputFormat::kJson && r.format != OutputFormat::kTxt) {
     *field = "response_format";
-    return InvalidArgumentError("form field 'response_format': stream=true sends text events; "
-                                "ask for json or text");
+    return InvalidArgumentError(
+        "form field 'response_format': stream=true sends text events; "
+        "ask for json or text");
   }
   field->clear();  // the option checks below name their value themselves
   r.options.decoding.logprobs = r.format == OutputFormat::kVerboseJson;
@@ -271,7 +289,8 @@ Outcome RunTranscription(Session& session, const ServerConfig& config,
     out.note = "cancelled before it ran";
     return out;
   }
-  Result<Audio> audio = LoadAudioFromMemory(r.audio.data(), r.audio.size(), r.file_name, config.audio);
+  Result<Audio> audio =
+      LoadAudioFromMemory(r.audio.data(), r.audio.size(), r.file_name, config.audio);
   if (!audio.ok()) {
     out.reply = ErrorReply(config, audio.status(), "file");
     out.note = audio.status().message();
@@ -284,9 +303,10 @@ Outcome RunTranscription(Session& session, const ServerConfig& config,
     Result<Transcript> t = session.Transcribe(*audio, o);
     if (!t.ok()) {
       // Cancelled: the client has gone (nobody reads this) or the server is shutting down.
-      out.reply = t.status().code() == ErrorCode::kCancelled
-                      ? JsonError(503, "the transcription was cancelled: the server is shutting down")
-                      : ErrorReply(config, t.status());
+      out.reply =
+          t.status().code() == ErrorCode::kCancelled
+              ? JsonError(503, "the transcription was cancelled: the server is shutting down")
+              : ErrorReply(config, t.status());
       out.note = t.status().message();
       return out;
     }

@@ -32,10 +32,10 @@
 namespace tern::server {
 
 struct ServerConfig {
-  std::string model_name;       // what /v1/models lists
-  std::string api_key;          // when set, /v1/* requires "Authorization: Bearer <key>"
-  AudioOptions audio;           // --max-audio-seconds and the front end's defaults
-  TranscribeOptions defaults;   // --max-tokens etc.; requests override per field
+  std::string model_name;      // what /v1/models lists
+  std::string api_key;         // when set, /v1/* requires "Authorization: Bearer <key>"
+  AudioOptions audio;          // --max-audio-seconds and the front end's defaults
+  TranscribeOptions defaults;  // --max-tokens etc.; requests override per field
   // Paths on the server (model files and folders) that error messages must not show; each
   // is replaced by its last component.
   std::vector<std::string> private_paths;
@@ -68,8 +68,8 @@ struct TranscriptionRequest {
   std::string file_name;
   std::string_view audio;  // the uploaded bytes (a view into the request body)
   OutputFormat format = OutputFormat::kJson;
-  bool stream = false;     // server-sent events as the text is decoded
-  std::string language;    // echoed in verbose_json when given
+  bool stream = false;   // server-sent events as the text is decoded
+  std::string language;  // echoed in verbose_json when given
   FormatOptions format_options;
   TranscribeOptions options;
 };
@@ -89,10 +89,10 @@ struct StreamSink {
 };
 
 struct Outcome {
-  Reply reply;          // the answer (for a stream that began: status 200, body unused)
+  Reply reply;  // the answer (for a stream that began: status 200, body unused)
   bool streamed = false;
   double audio_seconds = 0;
-  std::string note;     // for the access log: why it failed, when it did
+  std::string note;  // for the access log: why it failed, when it did
 };
 
 // Decodes the upload and transcribes it on `session` (a worker thread, never an I/O thread;

@@ -28,7 +28,8 @@ Status SessionPool::Submit(Job job) {
     if (running_ + queued >= size() + max_waiting_) {
       return ResourceExhaustedError(
           "the server is busy: %d transcriptions running and %d waiting (--max-waiting); "
-          "retry later", running_, std::max(0, running_ + queued - size()));
+          "retry later",
+          running_, std::max(0, running_ + queued - size()));
     }
     queue_.push_back(std::move(job));
   }

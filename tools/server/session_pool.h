@@ -21,8 +21,7 @@ namespace tern::server {
 
 class SessionPool {
  public:
-  SessionPool(std::shared_ptr<const Model> model, int sessions, int threads_each,
-              int max_waiting);
+  SessionPool(std::shared_ptr<const Model> model, int sessions, int threads_each, int max_waiting);
   ~SessionPool();  // runs the jobs already queued, then joins the workers
   SessionPool(const SessionPool&) = delete;
   SessionPool& operator=(const SessionPool&) = delete;

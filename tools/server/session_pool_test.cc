@@ -19,7 +19,8 @@ std::shared_ptr<const Model> Tiny() {
 }
 
 void WaitFor(const std::function<bool()>& done) {
-  for (int i = 0; i < 5000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < 5000 && !done(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 // One session, one place on the wait list: the second job waits, the third is refused at
@@ -31,7 +32,11 @@ TEST(SessionPool, WaitsThenRefuses) {
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
   std::atomic<Session*> first{nullptr}, second{nullptr};
-  ASSERT_TRUE(pool.Submit([&](Session& s) { first = &s; released.wait(); }).ok());
+  ASSERT_TRUE(pool.Submit([&](Session& s) {
+                    first = &s;
+                    released.wait();
+                  })
+                  .ok());
   WaitFor([&] { return pool.running() == 1; });
   ASSERT_EQ(pool.running(), 1);
   ASSERT_TRUE(pool.Submit([&](Session& s) { second = &s; }).ok());
@@ -60,10 +65,15 @@ TEST(SessionPool, SessionsAreDistinct) {
   std::atomic<bool> release{false};
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(pool.Submit([&](Session& s) {
-      { std::lock_guard<std::mutex> l(mu); seen.insert(&s); }
-      ++arrived;
-      while (arrived < 3 || !release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }).ok());
+                      {
+                        std::lock_guard<std::mutex> l(mu);
+                        seen.insert(&s);
+                      }
+                      ++arrived;
+                      while (arrived < 3 || !release)
+                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                    })
+                    .ok());
   }
   EXPECT_FALSE(pool.Submit([](Session&) {}).ok());  // no wait list: refused while all run
   release = true;

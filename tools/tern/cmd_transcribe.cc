@@ -48,8 +48,8 @@ void PrintMetrics(const std::string& name, const Transcript& t, double load_ms) 
                name.c_str(), t.duration_s, static_cast<long long>(t.frames), load_ms, m.audio_ms,
                m.encoder_ms, m.prefill_ms, static_cast<long long>(m.prompt_tokens),
                static_cast<long long>(m.prompt_reused_tokens), m.decode_ms,
-               static_cast<long long>(m.decode_tokens), m.decode_ms_per_token(), m.wall_ms,
-               m.rtf, static_cast<double>(m.peak_rss_bytes) / 1e6, t.isa.c_str(), t.threads,
+               static_cast<long long>(m.decode_tokens), m.decode_ms_per_token(), m.wall_ms, m.rtf,
+               static_cast<double>(m.peak_rss_bytes) / 1e6, t.isa.c_str(), t.threads,
                t.head.c_str());
   if (!m.stages.empty()) {
     std::fprintf(stderr, "metrics: encoder stages (ms):");
@@ -78,9 +78,9 @@ Result<Audio> ReadInput(const std::string& input, const AudioOptions& options) {
 
 // One input: audio, features if asked, transcript to its destination, metrics. `said`: the
 // warnings already printed once for the whole run (OptionWarnings).
-Status TranscribeOne(Flags& f, const std::string& input,
-                     const std::vector<OutputFormat>& formats, const Destination& dest,
-                     Session& session, double load_ms, const std::vector<std::string>& said) {
+Status TranscribeOne(Flags& f, const std::string& input, const std::vector<OutputFormat>& formats,
+                     const Destination& dest, Session& session, double load_ms,
+                     const std::vector<std::string>& said) {
   const std::string name = input == "-" ? "stdin" : input;
   TERN_ASSIGN_OR_RETURN(Audio audio, ReadInput(input, f.audio));
   if (!f.quiet && audio.duration_s() > 30.0) {
@@ -94,8 +94,8 @@ Status TranscribeOne(Flags& f, const std::string& input,
   }
   if (!f.dump_features.empty()) {
     TERN_ASSIGN_OR_RETURN(Features feats, session.Encode(audio));
-    TERN_RETURN_IF_ERROR(WriteFile(f.dump_features, feats.data.data(),
-                                   feats.data.size() * sizeof(float)));
+    TERN_RETURN_IF_ERROR(
+        WriteFile(f.dump_features, feats.data.data(), feats.data.size() * sizeof(float)));
   }
   // --stream: the text to stdout as it is decoded (what the txt writer would print, less
   // its final newline, which follows at the end; `formats` is then empty).
@@ -129,10 +129,13 @@ Status TranscribeOne(Flags& f, const std::string& input,
 // failure here is a usage error, exit 2.
 Status Check(Flags& f, std::vector<OutputFormat>* out_formats) {
   TERN_ASSIGN_OR_RETURN(f.model.head, HeadPrecisionFromName(f.head));
-  if (f.prompt_format == "json") f.transcribe.format = PromptFormat::kJson;
+  if (f.prompt_format == "json")
+    f.transcribe.format = PromptFormat::kJson;
   else if (f.prompt_format != "text")
-    return InvalidArgumentError("--format must be text or json, not '%s' (the file formats "
-                                "are --output-format's)", f.prompt_format.c_str());
+    return InvalidArgumentError(
+        "--format must be text or json, not '%s' (the file formats "
+        "are --output-format's)",
+        f.prompt_format.c_str());
   f.audio.normalize = !f.no_normalize;
   f.audio.clip_guard = !f.no_clip_guard;
   f.transcribe.decoding.repetition_guard = !f.no_repetition_guard;
@@ -142,7 +145,8 @@ Status Check(Flags& f, std::vector<OutputFormat>* out_formats) {
     f.transcribe.decoding.hotwords = std::move(*words);
   }
   if (f.threads < 0 || f.threads > 1024)
-    return InvalidArgumentError("--threads must be in [1, 1024] (0 or absent: all CPUs), got %d", f.threads);
+    return InvalidArgumentError("--threads must be in [1, 1024] (0 or absent: all CPUs), got %d",
+                                f.threads);
   // --output-format takes a comma-separated list: one transcription, several writers.
   TERN_RETURN_IF_ERROR(f.format_options.Validate());
   std::vector<OutputFormat>& formats = *out_formats;
@@ -158,8 +162,9 @@ Status Check(Flags& f, std::vector<OutputFormat>* out_formats) {
   }
   if (f.stream && (!f.output_file.empty() || !f.output_dir.empty() ||
                    formats != std::vector<OutputFormat>{OutputFormat::kTxt}))
-    return InvalidArgumentError("--stream prints plain text to stdout: it does not combine with "
-                                "-o, --output-dir or --output-format other than txt");
+    return InvalidArgumentError(
+        "--stream prints plain text to stdout: it does not combine with "
+        "-o, --output-dir or --output-format other than txt");
   if (f.stream) formats.clear();  // no writer: the text goes out as it is decoded
   // verbose_json carries each token's log-probability.
   f.transcribe.decoding.logprobs =
@@ -180,14 +185,15 @@ Status Check(Flags& f, std::vector<OutputFormat>* out_formats) {
     TERN_RETURN_IF_ERROR(CheckOutputDir(f.output_dir, f.inputs, formats.front()));
   if (f.live) {
     if (f.inputs.size() != 1)
-      return InvalidArgumentError("--live reads one stream ('-' for standard input), got %zu inputs",
-                                  f.inputs.size());
+      return InvalidArgumentError(
+          "--live reads one stream ('-' for standard input), got %zu inputs", f.inputs.size());
     if (f.stream || !f.output_file.empty() || !f.output_dir.empty() || !f.dump_features.empty() ||
         formats.size() != 1 ||
         (formats[0] != OutputFormat::kTxt && formats[0] != OutputFormat::kJson))
-      return InvalidArgumentError("--live prints to stdout as txt (finals; partials too on a "
-                                  "terminal) or json (one event per line): it does not combine "
-                                  "with --stream, -o, --output-dir, --dump-features or other formats");
+      return InvalidArgumentError(
+          "--live prints to stdout as txt (finals; partials too on a "
+          "terminal) or json (one event per line): it does not combine "
+          "with --stream, -o, --output-dir, --dump-features or other formats");
     if (f.audio.offset_s != 0 || f.audio.duration_s != 0)
       return InvalidArgumentError("--live does not take --offset or --duration");
     f.live_cli.input = f.inputs[0];
@@ -233,43 +239,62 @@ int CmdTranscribe(int argc, char** argv) {
   Flags f;
   DecodingOptions& d = f.transcribe.decoding;
   CLI::App app{"tern transcribe: audio in, text out", "tern transcribe"};
-  app.add_option("--model", f.model.model_dir, "model directory (vibeasr-vae-encoder-i8_s.gguf + vibeasr-lm-i2_s-embed-q6_k.gguf)");
+  app.add_option(
+      "--model", f.model.model_dir,
+      "model directory (vibeasr-vae-encoder-i8_s.gguf + vibeasr-lm-i2_s-embed-q6_k.gguf)");
   app.add_option("--vae", f.model.vae_path, "encoder GGUF (overrides the one in --model)");
   app.add_option("--lm", f.model.lm_path, "decoder GGUF (overrides the one in --model)");
-  app.add_option("--head", f.head, "output head precision: f16 (as stored) or int8 (W8A8)")->capture_default_str();
+  app.add_option("--head", f.head, "output head precision: f16 (as stored) or int8 (W8A8)")
+      ->capture_default_str();
   app.add_option("-t,--threads", f.threads, "threads (default: all CPUs)");
-  app.add_option("--format", f.prompt_format, "prompt variant: text or json (segments with times and speakers; warns with a model not trained for it)")->capture_default_str();
-  app.add_option("--context", f.transcribe.context, "extra information for the model (names, topic); not used, with a warning, by a model that declares it was trained without");
-  app.add_option("--temperature", d.temperature, "sampling temperature; 0 = greedy")->capture_default_str();
-  app.add_option("--top-k", d.top_k, "sample from the k most likely tokens (0 = all)")->capture_default_str();
+  app.add_option("--format", f.prompt_format,
+                 "prompt variant: text or json (segments with times and speakers; warns with a "
+                 "model not trained for it)")
+      ->capture_default_str();
+  app.add_option("--context", f.transcribe.context,
+                 "extra information for the model (names, topic); not used, with a warning, by a "
+                 "model that declares it was trained without");
+  app.add_option("--temperature", d.temperature, "sampling temperature; 0 = greedy")
+      ->capture_default_str();
+  app.add_option("--top-k", d.top_k, "sample from the k most likely tokens (0 = all)")
+      ->capture_default_str();
   app.add_option("--top-p", d.top_p, "nucleus sampling mass")->capture_default_str();
   app.add_option("--seed", d.seed, "sampling seed")->capture_default_str();
   app.add_option("--beam", d.beam, "beam search width (1 = off)")->capture_default_str();
   app.add_option("--max-tokens", d.max_tokens, "maximum generated tokens")->capture_default_str();
   app.add_option("--chunk-seconds", f.transcribe.chunk_seconds,
-                 "long audio: pieces of at most this many seconds (0: only when the context or 4 GB of encoder memory needs them)")
+                 "long audio: pieces of at most this many seconds (0: only when the context or 4 "
+                 "GB of encoder memory needs them)")
       ->capture_default_str();
   app.add_option("--no-speech-floor", f.transcribe.no_speech_floor_dbfs,
-                 "dBFS: audio whose loudest 25 ms is quieter gives an empty transcript and a warning (-150: off)")
+                 "dBFS: audio whose loudest 25 ms is quieter gives an empty transcript and a "
+                 "warning (-150: off)")
       ->capture_default_str();
   app.add_flag("--no-repetition-guard", f.no_repetition_guard, "do not stop on a looping output");
   app.add_option("--hotwords", f.hotwords, "comma-separated words to favour (names, jargon)");
   app.add_option("--hotword-boost", d.hotword_boost, "logit added to hotword tokens, 0-20")
       ->capture_default_str();
   app.add_option("--output-format", f.output_format,
-                 "txt, json, verbose_json, srt or vtt; several comma-separated (with --output-dir: one file each)")
+                 "txt, json, verbose_json, srt or vtt; several comma-separated (with --output-dir: "
+                 "one file each)")
       ->capture_default_str();
   app.add_option("--max-cue-chars", f.format_options.max_cue_chars,
                  "srt/vtt: split longer cues at word boundaries (0 = off)")
       ->capture_default_str();
   app.add_option("-o,--output", f.output_file, "write the result to this file instead of stdout");
-  app.add_option("--output-dir", f.output_dir, "write one file per input and format into this directory (created if missing): NAME.txt, NAME.json, NAME.verbose.json, ...");
-  app.add_option("--dump-features", f.dump_features, "write encoder features (float32, frames x hidden) here");
+  app.add_option("--output-dir", f.output_dir,
+                 "write one file per input and format into this directory (created if missing): "
+                 "NAME.txt, NAME.json, NAME.verbose.json, ...");
+  app.add_option("--dump-features", f.dump_features,
+                 "write encoder features (float32, frames x hidden) here");
   app.add_flag("--no-normalize", f.no_normalize, "skip RMS normalization and the clip guard");
-  app.add_flag("--no-clip-guard", f.no_clip_guard, "do not rescale audio whose peak exceeds 1 after normalization");
-  app.add_option("--max-audio-seconds", f.audio.max_seconds, "refuse longer audio")->capture_default_str();
+  app.add_flag("--no-clip-guard", f.no_clip_guard,
+               "do not rescale audio whose peak exceeds 1 after normalization");
+  app.add_option("--max-audio-seconds", f.audio.max_seconds, "refuse longer audio")
+      ->capture_default_str();
   app.add_option("--offset", f.audio.offset_s, "start this many seconds into the audio");
-  app.add_option("--duration", f.audio.duration_s, "transcribe at most this many seconds (0: to the end)");
+  app.add_option("--duration", f.audio.duration_s,
+                 "transcribe at most this many seconds (0: to the end)");
   app.add_flag("--metrics", f.metrics, "print timings, RTF and peak memory to stderr");
   app.add_flag("-q,--quiet", f.quiet, "no progress on stderr");
   app.add_flag("--stream", f.stream, "print the text to stdout as it is decoded (txt output only)");
@@ -287,12 +312,14 @@ int CmdTranscribe(int argc, char** argv) {
                  "--live: quieter than this (dB below the piece's loudest 10 ms) is silence")
       ->capture_default_str();
   app.add_option("--live-max-piece", f.live_cli.live.max_piece_seconds,
-                 "--live: the longest piece in seconds (0: the model's longest training clip if it declares one, else 30)")
+                 "--live: the longest piece in seconds (0: the model's longest training clip if it "
+                 "declares one, else 30)")
       ->capture_default_str();
-  app.add_option("audio", f.inputs, "audio files (WAV, FLAC, OGG, MP3); - reads standard input")->required();
+  app.add_option("audio", f.inputs, "audio files (WAV, FLAC, OGG, MP3); - reads standard input")
+      ->required();
   std::vector<OutputFormat> formats;
-  return ParseCheckAndRun(app, argc, argv, [&] { return Check(f, &formats); },
-                          [&] { return Run(f, formats); });
+  return ParseCheckAndRun(
+      app, argc, argv, [&] { return Check(f, &formats); }, [&] { return Run(f, formats); });
 }
 
 }  // namespace tern::cli

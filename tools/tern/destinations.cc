@@ -30,7 +30,8 @@ Status CheckOutputDir(const std::string& dir, const std::vector<std::string>& in
     if (!fresh) {
       return InvalidArgumentError(
           "--output-dir: %s and %s would both write %s; transcribe them in separate runs or "
-          "into separate directories", it->second.c_str(), input.c_str(), out.c_str());
+          "into separate directories",
+          it->second.c_str(), input.c_str(), out.c_str());
     }
   }
   return Status::Ok();
@@ -50,8 +51,8 @@ Status Prepare(const Destination& d) {
 void PrintHeaderIfNamed(const Destination& d, const std::string& name,
                         const std::vector<OutputFormat>& formats) {
   if (!d.name_inputs) return;
-  const bool all_json = !formats.empty() &&
-      std::all_of(formats.begin(), formats.end(), [](OutputFormat f) {
+  const bool all_json =
+      !formats.empty() && std::all_of(formats.begin(), formats.end(), [](OutputFormat f) {
         return f == OutputFormat::kJson || f == OutputFormat::kVerboseJson;
       });
   if (all_json) return;

@@ -14,7 +14,9 @@
 namespace tern::cli {
 namespace {
 
-uint32_t U32(const unsigned char* p) { return p[0] | p[1] << 8 | p[2] << 16 | uint32_t{p[3]} << 24; }
+uint32_t U32(const unsigned char* p) {
+  return p[0] | p[1] << 8 | p[2] << 16 | uint32_t{p[3]} << 24;
+}
 uint16_t U16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
 
 // Samples as they arrive: raw s16le mono, or a WAV stream (PCM 16-bit or float 32-bit, any
@@ -57,7 +59,8 @@ class PcmReader {
       }
       out->push_back(sum / static_cast<float>(channels_));
     }
-    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(frames * frame));
+    pending_.erase(pending_.begin(),
+                   pending_.begin() + static_cast<std::ptrdiff_t>(frames * frame));
     return true;
   }
   int rate() const { return rate_; }
@@ -88,7 +91,8 @@ class PcmReader {
         header_done_ = true;
         return Status::Ok();
       }
-      if (size > (1u << 20)) return FormatError("%s: WAV header chunk of %u bytes", name_.c_str(), size);
+      if (size > (1u << 20))
+        return FormatError("%s: WAV header chunk of %u bytes", name_.c_str(), size);
       if (pending_.size() < at + 8 + size) break;
       if (std::memcmp(ck, "fmt ", 4) == 0) {
         if (size < 16) return FormatError("%s: WAV fmt chunk of %u bytes", name_.c_str(), size);
@@ -104,8 +108,9 @@ class PcmReader {
           is_float_ = true;
           bytes_per_sample_ = 4;
         } else {
-          return UnsupportedError("%s: live WAV must be 16-bit PCM or 32-bit float (format %u, %u bits)",
-                                  name_.c_str(), format, bits);
+          return UnsupportedError(
+              "%s: live WAV must be 16-bit PCM or 32-bit float (format %u, %u bits)", name_.c_str(),
+              format, bits);
         }
         if (channels_ < 1 || channels_ > 64)
           return FormatError("%s: WAV with %d channels", name_.c_str(), channels_);
@@ -114,7 +119,8 @@ class PcmReader {
       at += 8 + size + (size & 1);
     }
     if (eof) return FormatError("%s: the WAV header ends before its data chunk", name_.c_str());
-    if (pending_.size() > (1u << 21)) return FormatError("%s: no WAV data chunk in 2 MB", name_.c_str());
+    if (pending_.size() > (1u << 21))
+      return FormatError("%s: no WAV data chunk in 2 MB", name_.c_str());
     return Status::Ok();
   }
 
@@ -156,7 +162,9 @@ Status TranscribeLive(Session& session, const LiveCliOptions& o) {
   }
   struct Closer {
     std::FILE* f;
-    ~Closer() { if (f != stdin) std::fclose(f); }
+    ~Closer() {
+      if (f != stdin) std::fclose(f);
+    }
   } closer{f};
 
   PcmReader reader(f, name, o.raw_rate);

@@ -18,12 +18,14 @@ constexpr Command kCommands[] = {
 };
 
 void PrintUsage(FILE* out) {
-  std::fprintf(out, "usage: tern <command> [options]   (tern <command> --help for its options)\n\n");
+  std::fprintf(out,
+               "usage: tern <command> [options]   (tern <command> --help for its options)\n\n");
   for (const Command& c : kCommands) std::fprintf(out, "  %-11s %s\n", c.name, c.help);
   std::fprintf(out, "\n  --system-info  CPU features and the kernel ISA chosen\n");
   std::fprintf(out, "  --version      version, git hash and the kernel ISAs this CPU runs\n");
-  std::fprintf(out, "\nDeveloper tools (inspect, convert, synth, encode) are in tern-dev, "
-                    "benchmarks in tern-bench.\n");
+  std::fprintf(out,
+               "\nDeveloper tools (inspect, convert, synth, encode) are in tern-dev, "
+               "benchmarks in tern-bench.\n");
 }
 
 }  // namespace

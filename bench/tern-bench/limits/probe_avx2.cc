@@ -28,8 +28,9 @@ int64_t ReadSumAvx2(const int64_t* p, size_t n) {
 }
 
 void DotAvx2(long iters) {
-#define TERN_S(r)                                 \
-  "vpmaddubsw %%ymm12, %%ymm13, %%ymm" #r "\n\t" \
+#define TERN_S(r)                         \
+  "vpmaddubsw %%ymm12, %%ymm13, %%ymm" #r \
+  "\n\t"                                  \
   "vpmaddwd %%ymm14, %%ymm" #r ", %%ymm" #r "\n\t"
   for (long i = 0; i < iters; ++i) {
     __asm__ volatile(TERN_S(0) TERN_S(1) TERN_S(2) TERN_S(3) TERN_S(4) TERN_S(5)

@@ -27,8 +27,8 @@ int64_t ReadSumAvx512(const int64_t* p, size_t n) {
 void DotAvx512Vnni(long iters) {
 #define TERN_I(r) "vpdpbusd %%zmm12, %%zmm13, %%zmm" #r "\n\t"
   for (long i = 0; i < iters; ++i) {
-    __asm__ volatile(TERN_I(0) TERN_I(1) TERN_I(2) TERN_I(3) TERN_I(4) TERN_I(5) TERN_I(6)
-                         TERN_I(7) TERN_I(8) TERN_I(9) TERN_I(10) TERN_I(11) ::
+    __asm__ volatile(TERN_I(0) TERN_I(1) TERN_I(2) TERN_I(3) TERN_I(4) TERN_I(5) TERN_I(6) TERN_I(7)
+                         TERN_I(8) TERN_I(9) TERN_I(10) TERN_I(11)::
                              : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
                                "xmm8", "xmm9", "xmm10", "xmm11");
   }

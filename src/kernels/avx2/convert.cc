@@ -28,8 +28,8 @@ void F32ToF16(const float* x, int64_t n, uint16_t* out) {
 void F16ToF32(const uint16_t* x, int64_t n, float* out) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(
-                                  _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+    _mm256_storeu_ps(out + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
   }
   if (i < n) {
     uint16_t tmp[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -68,10 +68,8 @@ void DequantRowQ6K(const void* blocks, int64_t k, float* out) {
           const __m256 ds = _mm256_set1_ps(d * static_cast<float>(sc[is + 2 * s]));
           for (int part = 0; part < 2; ++part) {
             const __m128i bytes = part ? _mm_srli_si128(q[s], 8) : q[s];
-            const __m256i qi =
-                _mm256_sub_epi32(_mm256_cvtepu8_epi32(bytes), _mm256_set1_epi32(32));
-            _mm256_storeu_ps(y + l + 32 * s + 8 * part,
-                             _mm256_mul_ps(ds, _mm256_cvtepi32_ps(qi)));
+            const __m256i qi = _mm256_sub_epi32(_mm256_cvtepu8_epi32(bytes), _mm256_set1_epi32(32));
+            _mm256_storeu_ps(y + l + 32 * s + 8 * part, _mm256_mul_ps(ds, _mm256_cvtepi32_ps(qi)));
           }
         }
       }

@@ -115,15 +115,15 @@ void I8ScaleMulF32(const int8_t* q, int64_t rows, int64_t n, const float* s, con
     const __m256 vs = _mm256_set1_ps(s[j]);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-      _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_mul_ps(LoadI8(q + i), vs),
-                                              _mm256_loadu_ps(g + i)));
+      _mm256_storeu_ps(out + i,
+                       _mm256_mul_ps(_mm256_mul_ps(LoadI8(q + i), vs), _mm256_loadu_ps(g + i)));
     scalar::I8ScaleMulF32(q + i, 1, n - i, s + j, g + i, out + i);
   }
 }
 
 // 16 channels per step, as the AVX-512 version; the channel tail goes through the oracle.
-void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
-              int64_t n, int32_t* out, int64_t ldo) {
+void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows, int64_t n,
+              int32_t* out, int64_t ldo) {
   auto load16 = [](const int8_t* p) {
     return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   };
@@ -167,13 +167,13 @@ void SiluMulF32(const float* g, const float* u, int64_t n, float* out) {
     p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kP3));
     p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kP4));
     p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kP5));
-    const __m256i bits = _mm256_slli_epi32(
-        _mm256_add_epi32(_mm256_cvttps_epi32(nf), _mm256_set1_epi32(127)), 23);
-    const __m256 e = _mm256_mul_ps(
-        _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(p, _mm256_mul_ps(r, r)), r), one),
-        _mm256_castsi256_ps(bits));
-    _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(one, e)),
-                                            _mm256_loadu_ps(u + i)));
+    const __m256i bits =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(nf), _mm256_set1_epi32(127)), 23);
+    const __m256 e =
+        _mm256_mul_ps(_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(p, _mm256_mul_ps(r, r)), r), one),
+                      _mm256_castsi256_ps(bits));
+    _mm256_storeu_ps(
+        out + i, _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(one, e)), _mm256_loadu_ps(u + i)));
   }
   scalar::SiluMulF32(g + i, u + i, n - i, out + i);
 }

@@ -32,8 +32,8 @@ inline __m256 LoadF32(const float* p, int64_t count) {
 }
 
 template <int R, int RX>
-void F16Tile(const uint16_t* w, int64_t k, int64_t ldw, const float* x, int64_t ldx,
-             float* out, int64_t ldo) {
+void F16Tile(const uint16_t* w, int64_t k, int64_t ldw, const float* x, int64_t ldx, float* out,
+             int64_t ldo) {
   __m256 acc[R][RX];
   for (int r = 0; r < R; ++r)
     for (int j = 0; j < RX; ++j) acc[r][j] = _mm256_setzero_ps();
@@ -63,15 +63,14 @@ void F16Tile(const uint16_t* w, int64_t k, int64_t ldw, const float* x, int64_t 
     for (int j = 0; j < RX; ++j) out[j * ldo + r] = HSum(acc[r][j]);
 }
 
-using TileFn = void (*)(const uint16_t*, int64_t, int64_t, const float*, int64_t, float*,
-                        int64_t);
+using TileFn = void (*)(const uint16_t*, int64_t, int64_t, const float*, int64_t, float*, int64_t);
 constexpr TileFn kTile4[3] = {nullptr, F16Tile<4, 1>, F16Tile<4, 2>};
 constexpr TileFn kTile1[3] = {nullptr, F16Tile<1, 1>, F16Tile<1, 2>};
 
 }  // namespace
 
-void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r1,
-                const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo) {
+void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r1, const float* x,
+                int64_t ldx, int64_t n, float* out, int64_t ldo) {
   int64_t r = r0;
   if (n == 1) {
     for (; r + 6 <= r1; r += 6) F16Tile<6, 1>(w + r * ldw, k, ldw, x, ldx, out + r, ldo);
@@ -80,8 +79,8 @@ void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r
     const int rows = r1 - r >= 4 ? 4 : 1;
     for (int64_t j = 0; j < n; j += 2) {
       const int rx = static_cast<int>(n - j < 2 ? n - j : 2);
-      (rows == 4 ? kTile4 : kTile1)[rx](w + r * ldw, k, ldw, x + j * ldx, ldx,
-                                        out + j * ldo + r, ldo);
+      (rows == 4 ? kTile4 : kTile1)[rx](w + r * ldw, k, ldw, x + j * ldx, ldx, out + j * ldo + r,
+                                        ldo);
     }
     r += rows;
   }

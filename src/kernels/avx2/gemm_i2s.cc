@@ -56,8 +56,8 @@ void I2sTile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* q, 
                                              _mm256_maddubs_epi16(c1, Bcast4(qj + 4)));
         const __m256i t23 = _mm256_add_epi16(_mm256_maddubs_epi16(c2, Bcast4(qj + 8)),
                                              _mm256_maddubs_epi16(c3, Bcast4(qj + 12)));
-        acc[h][j] = _mm256_add_epi32(acc[h][j],
-                                     _mm256_madd_epi16(_mm256_add_epi16(t01, t23), ones));
+        acc[h][j] =
+            _mm256_add_epi32(acc[h][j], _mm256_madd_epi16(_mm256_add_epi16(t01, t23), ones));
       }
     }
   }
@@ -102,15 +102,13 @@ template <int H>
 constexpr TileRow kRow = MakeRow<H>(std::make_integer_sequence<int, kMaxRx>());
 
 // The tile for `h` 8-row halves (1 or 2) and `rx` activation rows.
-TileFn TileFor(int h, int rx) {
-  return h == 2 ? kRow<2>.fn[rx] : kRow<1>.fn[rx];
-}
+TileFn TileFor(int h, int rx) { return h == 2 ? kRow<2>.fn[rx] : kRow<1>.fn[rx]; }
 
 }  // namespace
 
 void GemmI2sI8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64_t r1,
-               float w_scale, const int8_t* q, int64_t ldq, const float* scale,
-               const int32_t* sums, int64_t n, float* out, int64_t ldo) {
+               float w_scale, const int8_t* q, int64_t ldq, const float* scale, const int32_t* sums,
+               int64_t n, float* out, int64_t ldo) {
   const int64_t group_bytes = packing::kRowGroup * k / 4;
   // Halves per tile: 2 for n <= 4, else 1 (then RX up to 6). A tile of 2 halves starts on a
   // 16-row group; the tail goes one half at a time. Decode (n == 1) thus reads one group

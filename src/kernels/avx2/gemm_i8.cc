@@ -66,8 +66,8 @@ void I8Tile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* x, i
   }
 }
 
-using TileFn = void (*)(const uint8_t*, int64_t, int64_t, const int8_t*, int64_t, int32_t*,
-                        int64_t, int64_t);
+using TileFn = void (*)(const uint8_t*, int64_t, int64_t, const int8_t*, int64_t, int32_t*, int64_t,
+                        int64_t);
 
 constexpr int kMaxRx = 8;
 
@@ -92,9 +92,7 @@ constexpr TileRow MakeRow(std::integer_sequence<int, RX...>) {
 template <int H>
 constexpr TileRow kRow = MakeRow<H>(std::make_integer_sequence<int, kMaxRx>());
 
-TileFn TileFor(int h, int rx) {
-  return h == 2 ? kRow<2>.fn[rx] : kRow<1>.fn[rx];
-}
+TileFn TileFor(int h, int rx) { return h == 2 ? kRow<2>.fn[rx] : kRow<1>.fn[rx]; }
 
 }  // namespace
 

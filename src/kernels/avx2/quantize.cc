@@ -128,7 +128,8 @@ void Requant(int64_t n, float inv, Src src, int8_t* q) {
 
 template <Round kMode>
 void RequantF32(const float* x, int64_t n, float inv, int8_t* q) {
-  Requant<kMode>(n, inv, [x](int64_t i, int64_t count) { return Load8(x + i, count); }, q);
+  Requant<kMode>(
+      n, inv, [x](int64_t i, int64_t count) { return Load8(x + i, count); }, q);
 }
 
 inline __m256i LoadI32x8(const int32_t* x, int64_t count) {
@@ -140,15 +141,18 @@ inline __m256i LoadI32x8(const int32_t* x, int64_t count) {
 
 // The fused epilogue: y as I32AffineF32 (elementwise.cc) computes it.
 template <Round kMode, bool kRelu>
-void RequantI32(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,
-                float inv, int8_t* q) {
+void RequantI32(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias, float inv,
+                int8_t* q) {
   const __m256 vc = _mm256_set1_ps(c);
   for (int64_t j = 0; j < rows; ++j) {
     const int32_t* a = acc + j * n;
-    Requant<kMode, kRelu>(n, inv, [&](int64_t i, int64_t count) {
-      const __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(LoadI32x8(a + i, count)), vc);
-      return bias ? _mm256_add_ps(y, Load8(bias + i, count)) : y;
-    }, q + j * n);
+    Requant<kMode, kRelu>(
+        n, inv,
+        [&](int64_t i, int64_t count) {
+          const __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(LoadI32x8(a + i, count)), vc);
+          return bias ? _mm256_add_ps(y, Load8(bias + i, count)) : y;
+        },
+        q + j * n);
   }
 }
 
@@ -156,8 +160,8 @@ void RequantI32(const int32_t* acc, int64_t rows, int64_t n, float c, const floa
 
 // q = round(clamp(x * inv, -127, 127)), half-even by vcvtps2dq or half-away as above.
 void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q) {
-  (mode == Round::kHalfEven ? RequantF32<Round::kHalfEven> : RequantF32<Round::kHalfAway>)(
-      x, n, inv, q);
+  (mode == Round::kHalfEven ? RequantF32<Round::kHalfEven> : RequantF32<Round::kHalfAway>)(x, n,
+                                                                                           inv, q);
 }
 
 void I32RequantI8(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,

@@ -1,5 +1,8 @@
 // AVX-512 encoder fills: the scalar loops 16 lanes at a time, same expression and order per
 // element (no FMA: -ffp-contract=off), masked tails.
+// Not clang-formatted: TERN_UNROLL (a _Pragma before a loop) is laid out as an expression by
+// clang-format 14, which then joins nested loops into one line; this file keeps its hand layout.
+// clang-format off
 #include <immintrin.h>
 
 #include <climits>

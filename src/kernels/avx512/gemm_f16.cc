@@ -13,8 +13,8 @@ inline __mmask16 TailMask(int64_t left) {
 }
 
 template <int R, int RX>
-void F16Tile(const uint16_t* w, int64_t k, int64_t ldw, const float* x, int64_t ldx,
-             float* out, int64_t ldo) {
+void F16Tile(const uint16_t* w, int64_t k, int64_t ldw, const float* x, int64_t ldx, float* out,
+             int64_t ldo) {
   __m512 acc[R][RX];
   for (int r = 0; r < R; ++r)
     for (int j = 0; j < RX; ++j) acc[r][j] = _mm512_setzero_ps();
@@ -26,8 +26,8 @@ void F16Tile(const uint16_t* w, int64_t k, int64_t ldw, const float* x, int64_t 
       if (RX == 1) {
         _mm_prefetch(reinterpret_cast<const char*>(w + r * ldw + i + 1024), _MM_HINT_T0);
       }
-      wf[r] = _mm512_cvtph_ps(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * ldw + i)));
+      wf[r] =
+          _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * ldw + i)));
     }
     for (int j = 0; j < RX; ++j) {
       const __m512 xv = _mm512_loadu_ps(x + j * ldx + i);
@@ -49,19 +49,16 @@ void F16Tile(const uint16_t* w, int64_t k, int64_t ldw, const float* x, int64_t 
     for (int j = 0; j < RX; ++j) out[j * ldo + r] = _mm512_reduce_add_ps(acc[r][j]);
 }
 
-using TileFn = void (*)(const uint16_t*, int64_t, int64_t, const float*, int64_t, float*,
-                        int64_t);
+using TileFn = void (*)(const uint16_t*, int64_t, int64_t, const float*, int64_t, float*, int64_t);
 
 // [rx] for 4-row tiles, and 1-row tiles for the row tail.
-constexpr TileFn kTile4[5] = {nullptr, F16Tile<4, 1>, F16Tile<4, 2>, F16Tile<4, 3>,
-                              F16Tile<4, 4>};
-constexpr TileFn kTile1[5] = {nullptr, F16Tile<1, 1>, F16Tile<1, 2>, F16Tile<1, 3>,
-                              F16Tile<1, 4>};
+constexpr TileFn kTile4[5] = {nullptr, F16Tile<4, 1>, F16Tile<4, 2>, F16Tile<4, 3>, F16Tile<4, 4>};
+constexpr TileFn kTile1[5] = {nullptr, F16Tile<1, 1>, F16Tile<1, 2>, F16Tile<1, 3>, F16Tile<1, 4>};
 
 }  // namespace
 
-void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r1,
-                const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo) {
+void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r1, const float* x,
+                int64_t ldx, int64_t n, float* out, int64_t ldo) {
   int64_t r = r0;
   if (n == 1) {
     for (; r + 8 <= r1; r += 8) F16Tile<8, 1>(w + r * ldw, k, ldw, x, ldx, out + r, ldo);
@@ -70,8 +67,8 @@ void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r
     const int rows = r1 - r >= 4 ? 4 : 1;
     for (int64_t j = 0; j < n; j += 4) {
       const int rx = static_cast<int>(n - j < 4 ? n - j : 4);
-      (rows == 4 ? kTile4 : kTile1)[rx](w + r * ldw, k, ldw, x + j * ldx, ldx,
-                                        out + j * ldo + r, ldo);
+      (rows == 4 ? kTile4 : kTile1)[rx](w + r * ldw, k, ldw, x + j * ldx, ldx, out + j * ldo + r,
+                                        ldo);
     }
     r += rows;
   }

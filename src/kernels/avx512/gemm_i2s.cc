@@ -6,6 +6,9 @@
 // groups (16 rows each) x RX activation rows, each unpacked quad reused RX times; NACC = 2
 // splits the accumulation chain (even/odd quads) when RX is too small to hide latency.
 // Exact int32 throughout; epilogue ((float)(D - S) / s) * w_scale, as the scalar oracle.
+// Not clang-formatted: TERN_UNROLL (a _Pragma before a loop) is laid out as an expression by
+// clang-format 14, which then joins nested loops into one line; this file keeps its hand layout.
+// clang-format off
 #include <immintrin.h>
 
 #include <cstring>

@@ -10,6 +10,9 @@
 // no pass over x at all.
 // Every term is exact in int32 (|dot| <= 255*128*K), so results match the scalar oracle.
 // Register tile: MG row groups (16 rows per zmm) x RX activation rows.
+// Not clang-formatted: TERN_UNROLL (a _Pragma before a loop) is laid out as an expression by
+// clang-format 14, which then joins nested loops into one line; this file keeps its hand layout.
+// clang-format off
 #include <immintrin.h>
 
 #include <cstring>

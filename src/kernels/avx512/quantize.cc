@@ -59,9 +59,8 @@ namespace {
 
 template <Round kMode>
 void RequantF32(const float* x, int64_t n, float inv, int8_t* q) {
-  Requant<kMode>(n, inv, [x](int64_t i, __mmask16 m) {
-    return _mm512_maskz_loadu_ps(m, x + i);
-  }, q);
+  Requant<kMode>(
+      n, inv, [x](int64_t i, __mmask16 m) { return _mm512_maskz_loadu_ps(m, x + i); }, q);
 }
 
 // One row of the fused epilogue: y as I32AffineF32 (elementwise.cc) computes it.
@@ -69,33 +68,42 @@ template <Round kMode, bool kBias, bool kRelu>
 void RequantI32Row(const int32_t* acc, int64_t n, float c, const float* bias, float inv,
                    int8_t* q) {
   const __m512 vc = _mm512_set1_ps(c);
-  Requant<kMode, kRelu>(n, inv, [&](int64_t i, __mmask16 m) {
-    const __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(m, acc + i)), vc);
-    if constexpr (kBias) return _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, bias + i));
-    return y;
-  }, q);
+  Requant<kMode, kRelu>(
+      n, inv,
+      [&](int64_t i, __mmask16 m) {
+        const __m512 y =
+            _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(m, acc + i)), vc);
+        if constexpr (kBias) return _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, bias + i));
+        return y;
+      },
+      q);
 }
 
 template <Round kMode, bool kRelu>
-void RequantI32(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,
-                float inv, int8_t* q) {
+void RequantI32(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias, float inv,
+                int8_t* q) {
   if (n % 16 == 0) {
     // Whole vectors per row: the rows run on as one stream (Requant's 64-byte stores then
     // serve rows of 32 too), the bias restarting at each row. Requant asks for the vectors
     // in order, so a running column finds the bias.
     const __m512 vc = _mm512_set1_ps(c);
     int64_t col = 0;
-    Requant<kMode, kRelu>(rows * n, inv, [&](int64_t i, __mmask16) {
-      __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(acc + i)), vc);
-      if (bias != nullptr) y = _mm512_add_ps(y, _mm512_loadu_ps(bias + col));
-      col = col + 16 == n ? 0 : col + 16;
-      return y;
-    }, q);
+    Requant<kMode, kRelu>(
+        rows * n, inv,
+        [&](int64_t i, __mmask16) {
+          __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(acc + i)), vc);
+          if (bias != nullptr) y = _mm512_add_ps(y, _mm512_loadu_ps(bias + col));
+          col = col + 16 == n ? 0 : col + 16;
+          return y;
+        },
+        q);
     return;
   }
   for (int64_t j = 0; j < rows; ++j) {
-    if (bias) RequantI32Row<kMode, true, kRelu>(acc + j * n, n, c, bias, inv, q + j * n);
-    else RequantI32Row<kMode, false, kRelu>(acc + j * n, n, c, bias, inv, q + j * n);
+    if (bias)
+      RequantI32Row<kMode, true, kRelu>(acc + j * n, n, c, bias, inv, q + j * n);
+    else
+      RequantI32Row<kMode, false, kRelu>(acc + j * n, n, c, bias, inv, q + j * n);
   }
 }
 
@@ -103,8 +111,8 @@ void RequantI32(const int32_t* acc, int64_t rows, int64_t n, float c, const floa
 
 // q = round(clamp(x * inv, -127, 127)), half-even by vcvtps2dq or half-away as above.
 void RequantF32I8(const float* x, int64_t n, float inv, Round mode, int8_t* q) {
-  (mode == Round::kHalfEven ? RequantF32<Round::kHalfEven> : RequantF32<Round::kHalfAway>)(
-      x, n, inv, q);
+  (mode == Round::kHalfEven ? RequantF32<Round::kHalfEven> : RequantF32<Round::kHalfAway>)(x, n,
+                                                                                           inv, q);
 }
 
 void I32RequantI8(const int32_t* acc, int64_t rows, int64_t n, float c, const float* bias,

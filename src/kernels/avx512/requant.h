@@ -21,9 +21,9 @@ inline __m512i RoundToI32(__m512 v) {
   } else {
     // h = (v & sign bit) | kBelowHalf: copysign(kBelowHalf, v) in one vpternlogd (0xea:
     // (A & B) | C).
-    const __m512 h = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
-        _mm512_castps_si512(v), _mm512_set1_epi32(int32_t(0x80000000)),
-        _mm512_castps_si512(_mm512_set1_ps(kBelowHalf)), 0xea));
+    const __m512 h = _mm512_castsi512_ps(
+        _mm512_ternarylogic_epi32(_mm512_castps_si512(v), _mm512_set1_epi32(int32_t(0x80000000)),
+                                  _mm512_castps_si512(_mm512_set1_ps(kBelowHalf)), 0xea));
     return _mm512_cvttps_epi32(_mm512_add_ps(v, h));
   }
 }

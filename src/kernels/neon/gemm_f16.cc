@@ -55,8 +55,8 @@ inline void DotF16(const uint16_t* wr, int64_t k, const float* x, int64_t ldx, f
 
 }  // namespace
 
-void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r1,
-                const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo) {
+void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r1, const float* x,
+                int64_t ldx, int64_t n, float* out, int64_t ldo) {
   for (int64_t r = r0; r < r1; ++r) {
     const uint16_t* wr = w + r * ldw;
     float d[kTileJ];

@@ -21,9 +21,9 @@
 namespace tern::kernels {
 namespace {
 
+using ktest::Bits;
 using ktest::Guarded;
 using ktest::GuardedBuffer;
-using ktest::Bits;
 using ktest::Scalar;
 
 struct Named {
@@ -87,9 +87,8 @@ TEST(NeonDispatch, EmulatedCpuAsExpected) {
 // Runs t's I2_S GEMM on rows [r0, r1) of canonical codes; out has stride ldo = n_rows + 2,
 // pre-filled with a sentinel so writes outside [r0, r1) are caught.
 std::vector<float> RunI2s(const KernelTable& t, const std::vector<uint8_t>& canonical, int64_t k,
-                          int64_t n_rows, int64_t r0, int64_t r1, float w_scale,
-                          Guarded<int8_t>& q, int64_t ldq, Guarded<float>& scale,
-                          Guarded<int32_t>& sums, int64_t n) {
+                          int64_t n_rows, int64_t r0, int64_t r1, float w_scale, Guarded<int8_t>& q,
+                          int64_t ldq, Guarded<float>& scale, Guarded<int32_t>& sums, int64_t n) {
   std::unique_ptr<GuardedBuffer> packed(ktest::PackI2s(t, canonical.data(), k, n_rows));
   const int64_t ldo = n_rows + 2;
   std::vector<float> out(static_cast<size_t>(n * ldo), -12345.0f);
@@ -166,8 +165,8 @@ TEST(NeonI2s, FullScaleRowsAreExact) {
 // ---- int8 x int8 ---------------------------------------------------------------------------
 
 std::vector<int32_t> RunI8(const KernelTable& t, const std::vector<int8_t>& w, int64_t k,
-                           int64_t n_rows, int64_t r0, int64_t r1, Guarded<int8_t>& x,
-                           int64_t ldx, int64_t n) {
+                           int64_t n_rows, int64_t r0, int64_t r1, Guarded<int8_t>& x, int64_t ldx,
+                           int64_t n) {
   std::unique_ptr<GuardedBuffer> packed(ktest::PackI8(t, w.data(), k, n_rows));
   const int64_t ldo = n_rows + 1;
   std::vector<int32_t> acc(static_cast<size_t>(n * ldo), -777);
@@ -183,7 +182,8 @@ TEST(NeonI8, MatchesScalarOverTailsAndTiles) {
       std::vector<int8_t> w(static_cast<size_t>(n_rows * k));
       for (auto& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
       Guarded<int8_t> x(static_cast<size_t>(n * ldx));
-      for (size_t i = 0; i < x.n; ++i) x[i] = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
+      for (size_t i = 0; i < x.n; ++i)
+        x[i] = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
       const std::vector<int32_t> want = RunI8(Scalar(), w, k, n_rows, 2, 6, x, ldx, n);
       for (const Named& t : NeonTables()) {
         SCOPED_TRACE(::testing::Message() << t.name << " k=" << k << " n=" << n);

@@ -74,8 +74,8 @@ void Requant(const float* x, int64_t n, float inv, int8_t* q) {
 
 float AbsmaxF32(const float* x, int64_t n) { return Absmax(x, n); }
 
-void QuantizeRowsI8(const float* x, int64_t rows, int64_t k, int64_t ldx, int8_t* q,
-                    int64_t ldq, float* scale, int32_t* sums) {
+void QuantizeRowsI8(const float* x, int64_t rows, int64_t k, int64_t ldx, int8_t* q, int64_t ldq,
+                    float* scale, int32_t* sums) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * ldx;
     int8_t* qr = q + r * ldq;

@@ -29,8 +29,7 @@ void I8AddScaledF32(const int8_t* a, float sa, const float* g, const int8_t* b, 
     const int64_t o = j * n;
     if (g) {
       for (int64_t i = 0; i < n; ++i)
-        out[o + i] =
-            (static_cast<float>(a[o + i]) * sa) * g[i] + static_cast<float>(b[o + i]) * sb;
+        out[o + i] = (static_cast<float>(a[o + i]) * sa) * g[i] + static_cast<float>(b[o + i]) * sb;
     } else {
       for (int64_t i = 0; i < n; ++i)
         out[o + i] = static_cast<float>(a[o + i]) * sa + static_cast<float>(b[o + i]) * sb;
@@ -53,8 +52,8 @@ void I8ScaleMulF32(const int8_t* q, int64_t rows, int64_t n, const float* s, con
       out[j * n + i] = (static_cast<float>(q[j * n + i]) * s[j]) * g[i];
 }
 
-void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows,
-              int64_t n, int32_t* out, int64_t ldo) {
+void Dw8I8I32(const int8_t* x, int64_t ldx, const int8_t* w, int64_t ldw, int64_t rows, int64_t n,
+              int32_t* out, int64_t ldo) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t i = 0; i < n; ++i) {
       int32_t s = 0;

@@ -5,8 +5,8 @@
 namespace tern::kernels::scalar {
 
 // out[j*ldo + r] = sum_k f32(W[r][k]) * x[j][k].
-void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r1,
-                const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo) {
+void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r1, const float* x,
+                int64_t ldx, int64_t n, float* out, int64_t ldo) {
   for (int64_t r = r0; r < r1; ++r) {
     const uint16_t* row = w + r * ldw;
     for (int64_t j = 0; j < n; ++j) {

@@ -14,8 +14,8 @@ static inline int32_t Code(const uint8_t* row, int64_t k) {
 
 // out[j*ldo + r] = ((float)(D - sums[j]) / scale[j]) * w_scale, D = sum_k code[r][k] * q[j][k].
 void GemmI2sI8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64_t r1,
-               float w_scale, const int8_t* q, int64_t ldq, const float* scale,
-               const int32_t* sums, int64_t n, float* out, int64_t ldo) {
+               float w_scale, const int8_t* q, int64_t ldq, const float* scale, const int32_t* sums,
+               int64_t n, float* out, int64_t ldo) {
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = w + r * (k / 4);
     for (int64_t j = 0; j < n; ++j) {

@@ -84,8 +84,8 @@ void RunLayer(const DecoderConfig& c, const LayerWeights& w, detail::Activations
 // Logits of `n` final hidden rows (stride hidden, in a.x from row `first`) into
 // out[j * vocab]: output norm per row, then one head GEMM over the rows. Uses a.xn and the
 // quantized-activation buffers of `a`.
-void RunHead(const DecoderConfig& c, const LmWeights& w, detail::Activations& a,
-             const float* x, int64_t n, ThreadPool& pool, float* out) {
+void RunHead(const DecoderConfig& c, const LmWeights& w, detail::Activations& a, const float* x,
+             int64_t n, ThreadPool& pool, float* out) {
   const int64_t h = c.hidden;
   for (int64_t j = 0; j < n; ++j) {
     ops::RmsNormRow(x + j * h, h, w.output_norm, c.rms_eps, a.xn.data() + j * h);
@@ -100,8 +100,7 @@ void RunHead(const DecoderConfig& c, const LmWeights& w, detail::Activations& a,
 }
 
 // x0 of a text token from the embedding table.
-void EmbedToken(const LmWeights& w, int32_t token, int64_t hidden, ThreadPool& pool,
-                float* x) {
+void EmbedToken(const LmWeights& w, int32_t token, int64_t hidden, ThreadPool& pool, float* x) {
   ops::EmbeddingLookup(pool, w.token_embd, &token, 1, x, hidden);
 }
 
@@ -145,21 +144,25 @@ void DecoderState::Rewind(int64_t rows) {
 Status DecoderState::Validate(const DecoderInput* inputs, int64_t n) const {
   if (n <= 0) return InvalidArgumentError("decoder: no inputs to run");
   if (n > max_tokens_ - n_cached_) {
-    return ResourceExhaustedError("decoder: %lld new rows exceed the KV cache (%lld of %lld "
-                                  "rows used)", static_cast<long long>(n),
-                                  static_cast<long long>(n_cached_),
-                                  static_cast<long long>(max_tokens_));
+    return ResourceExhaustedError(
+        "decoder: %lld new rows exceed the KV cache (%lld of %lld "
+        "rows used)",
+        static_cast<long long>(n), static_cast<long long>(n_cached_),
+        static_cast<long long>(max_tokens_));
   }
   for (int64_t i = 0; i < n; ++i) {
     const DecoderInput& in = inputs[i];
     if (in.token >= c_.vocab) {
-      return InvalidArgumentError("decoder: input %lld: token id %d is outside the vocabulary "
-                                  "[0, %lld)", static_cast<long long>(i), in.token,
-                                  static_cast<long long>(c_.vocab));
+      return InvalidArgumentError(
+          "decoder: input %lld: token id %d is outside the vocabulary "
+          "[0, %lld)",
+          static_cast<long long>(i), in.token, static_cast<long long>(c_.vocab));
     }
     if (in.token < 0 && in.embedding == nullptr) {
-      return InvalidArgumentError("decoder: input %lld has neither a token id nor an "
-                                  "embedding", static_cast<long long>(i));
+      return InvalidArgumentError(
+          "decoder: input %lld has neither a token id nor an "
+          "embedding",
+          static_cast<long long>(i));
     }
     if (in.pos < 0) {
       return InvalidArgumentError("decoder: input %lld: negative position %d",
@@ -198,8 +201,7 @@ Status DecoderState::Step(int32_t token, int32_t pos, ThreadPool& pool,
   return Status::Ok();
 }
 
-void DecoderState::Forward(const DecoderInput* inputs, int64_t n, ThreadPool& pool,
-                           float* logits) {
+void DecoderState::Forward(const DecoderInput* inputs, int64_t n, ThreadPool& pool, float* logits) {
   const LmWeights& w = d_.weights();
   const int64_t h = c_.hidden;
   // x0: text rows from the embedding table, speech rows injected as-is (spec 4.5, audit 8c).
@@ -217,8 +219,8 @@ void DecoderState::Forward(const DecoderInput* inputs, int64_t n, ThreadPool& po
   const int64_t layer_kv = kvd * max_tokens_;
   for (int64_t l = 0; l < c_.layers; ++l) {
     RunLayer(c_, w.layers[l], a_, n, pool, [&] {
-      const ops::KvLayer kv{kv_.data() + (2 * l) * layer_kv,
-                            kv_.data() + (2 * l + 1) * layer_kv, max_tokens_};
+      const ops::KvLayer kv{kv_.data() + (2 * l) * layer_kv, kv_.data() + (2 * l + 1) * layer_kv,
+                            max_tokens_};
       ops::StoreKv(pool, dims, a_.k.data(), kvd, a_.v.data(), kvd, n, n_cached_, kv);
       const size_t scratch = ops::AttentionScratchFloats(dims, n_cached_ + n, pool.size());
       if (a_.attn_scratch.size() < scratch) a_.attn_scratch.resize(scratch);
@@ -240,8 +242,7 @@ Status DecoderBatch::Step(const std::vector<BatchStep>& steps, ThreadPool& pool)
   if (n == 0) return InvalidArgumentError("decoder batch: no sequences to step");
   if (n > max_streams_) {
     return InvalidArgumentError("decoder batch: %lld sequences exceed the batch's %lld",
-                                static_cast<long long>(n),
-                                static_cast<long long>(max_streams_));
+                                static_cast<long long>(n), static_cast<long long>(max_streams_));
   }
   for (int64_t i = 0; i < n; ++i) {
     const BatchStep& s = steps[i];
@@ -250,19 +251,24 @@ Status DecoderBatch::Step(const std::vector<BatchStep>& steps, ThreadPool& pool)
                                   static_cast<long long>(i));
     }
     if (&s.state->d_ != &d_) {
-      return InvalidArgumentError("decoder batch: step %lld's state belongs to another "
-                                  "decoder", static_cast<long long>(i));
+      return InvalidArgumentError(
+          "decoder batch: step %lld's state belongs to another "
+          "decoder",
+          static_cast<long long>(i));
     }
     for (int64_t j = 0; j < i; ++j) {
       if (steps[j].state == s.state) {
-        return InvalidArgumentError("decoder batch: steps %lld and %lld advance the same "
-                                    "state", static_cast<long long>(j),
-                                    static_cast<long long>(i));
+        return InvalidArgumentError(
+            "decoder batch: steps %lld and %lld advance the same "
+            "state",
+            static_cast<long long>(j), static_cast<long long>(i));
       }
     }
     if (s.token < 0) {
-      return InvalidArgumentError("decoder batch: step %lld: token id %d is outside the "
-                                  "vocabulary", static_cast<long long>(i), s.token);
+      return InvalidArgumentError(
+          "decoder batch: step %lld: token id %d is outside the "
+          "vocabulary",
+          static_cast<long long>(i), s.token);
     }
     const DecoderInput in{s.token, nullptr, s.pos};
     if (Status st = s.state->Validate(&in, 1); !st.ok()) {
@@ -287,15 +293,16 @@ Status DecoderBatch::Step(const std::vector<BatchStep>& steps, ThreadPool& pool)
     for (int64_t i = 0; i < n; ++i) {
       DecoderState& st = *steps[i].state;
       const int64_t layer_kv = kvd * st.max_tokens_;
-      rows[i] = {a_.q.data() + i * qd, a_.k.data() + i * kvd, a_.v.data() + i * kvd,
+      rows[i] = {a_.q.data() + i * qd,
+                 a_.k.data() + i * kvd,
+                 a_.v.data() + i * kvd,
                  st.n_cached_,
                  {st.kv_.data() + (2 * l) * layer_kv, st.kv_.data() + (2 * l + 1) * layer_kv,
                   st.max_tokens_},
                  a_.attn.data() + i * qd};
     }
-    RunLayer(c_, w.layers[l], a_, n, pool, [&] {
-      ops::DecodeAttention(pool, dims, rows.data(), n, a_.attn_scratch.data());
-    });
+    RunLayer(c_, w.layers[l], a_, n, pool,
+             [&] { ops::DecodeAttention(pool, dims, rows.data(), n, a_.attn_scratch.data()); });
   }
   logits_.resize(static_cast<size_t>(n * c_.vocab));
   RunHead(c_, w, a_, a_.x.data(), n, pool, logits_.data());

@@ -16,8 +16,7 @@ Result<int64_t> GetPositive(const gguf::File& f, const std::string& key, int64_t
   if (!v.ok()) return v.status();
   if (*v < 1 || *v > max_value) {
     return FormatError("%s: key '%s' = %lld is out of range [1, %lld]", f.path().c_str(),
-                       key.c_str(), static_cast<long long>(*v),
-                       static_cast<long long>(max_value));
+                       key.c_str(), static_cast<long long>(*v), static_cast<long long>(max_value));
   }
   return *v;
 }
@@ -29,8 +28,7 @@ Result<int64_t> GetPositiveOr(const gguf::File& f, const std::string& key, int64
   return GetPositive(f, key, max_value);
 }
 
-Result<float> GetFloat(const gguf::File& f, const std::string& key, bool required,
-                       float fallback) {
+Result<float> GetFloat(const gguf::File& f, const std::string& key, bool required, float fallback) {
   if (!f.Find(key)) {
     if (required) return NotFoundError("%s: missing key '%s'", f.path().c_str(), key.c_str());
     return fallback;
@@ -60,8 +58,7 @@ Result<DecoderConfig> ReadDecoderConfig(const gguf::File& f) {
   TERN_ASSIGN_OR_RETURN(c.hidden, GetPositive(f, k + "embedding_length", 1 << 20));
   TERN_ASSIGN_OR_RETURN(c.layers, GetPositive(f, k + "block_count", 4096));
   TERN_ASSIGN_OR_RETURN(c.heads, GetPositive(f, k + "attention.head_count", 4096));
-  TERN_ASSIGN_OR_RETURN(c.kv_heads,
-                        GetPositiveOr(f, k + "attention.head_count_kv", c.heads, 4096));
+  TERN_ASSIGN_OR_RETURN(c.kv_heads, GetPositiveOr(f, k + "attention.head_count_kv", c.heads, 4096));
   TERN_ASSIGN_OR_RETURN(c.ffn, GetPositive(f, k + "feed_forward_length", 1 << 22));
   TERN_ASSIGN_OR_RETURN(c.context, GetPositive(f, k + "context_length", kBig));
   TERN_ASSIGN_OR_RETURN(c.rms_eps, GetFloat(f, k + "attention.layer_norm_rms_epsilon",
@@ -95,10 +92,10 @@ Result<DecoderConfig> ReadDecoderConfig(const gguf::File& f) {
                        static_cast<long long>(c.heads), static_cast<long long>(c.hidden));
   }
   if (rope_dims > 0 && rope_dims != c.head_dim) {
-    return UnsupportedError("%s: rope.dimension_count %lld != head_dim %lld (partial RoPE is "
-                            "not supported)", f.path().c_str(),
-                            static_cast<long long>(rope_dims),
-                            static_cast<long long>(c.head_dim));
+    return UnsupportedError(
+        "%s: rope.dimension_count %lld != head_dim %lld (partial RoPE is "
+        "not supported)",
+        f.path().c_str(), static_cast<long long>(rope_dims), static_cast<long long>(c.head_dim));
   }
   if (c.head_dim % 2 != 0 || c.head_dim > ops::kMaxRopeDims) {
     return UnsupportedError("%s: head_dim %lld must be even and <= %lld", f.path().c_str(),
@@ -114,10 +111,11 @@ Result<DecoderConfig> ReadDecoderConfig(const gguf::File& f) {
   const gguf::TensorInfo* emb = f.FindTensor("token_embd.weight");
   if (!emb) return NotFoundError("%s: missing tensor 'token_embd.weight'", f.path().c_str());
   if (emb->n_dims != 2 || emb->ne[0] != c.hidden) {
-    return FormatError("%s: tensor 'token_embd.weight' has shape {%lld, %lld} (%d dims), "
-                       "expected {embedding_length=%lld, vocab}", f.path().c_str(),
-                       static_cast<long long>(emb->ne[0]), static_cast<long long>(emb->ne[1]),
-                       emb->n_dims, static_cast<long long>(c.hidden));
+    return FormatError(
+        "%s: tensor 'token_embd.weight' has shape {%lld, %lld} (%d dims), "
+        "expected {embedding_length=%lld, vocab}",
+        f.path().c_str(), static_cast<long long>(emb->ne[0]), static_cast<long long>(emb->ne[1]),
+        emb->n_dims, static_cast<long long>(c.hidden));
   }
   TERN_ASSIGN_OR_RETURN(c.vocab, GetPositiveOr(f, k + "vocab_size", emb->ne[1], kBig));
   if (c.vocab != emb->ne[1]) {

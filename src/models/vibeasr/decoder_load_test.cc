@@ -203,7 +203,8 @@ TEST(DecoderLoadTest, Int8HeadStaysWithinItsQuantizationBound) {
   int agree = 0, decided = 0, total = 0;
   double max_err = 0, max_ratio = 0;
   for (int32_t pos = 0; pos < 100; ++pos) {
-    const int32_t tok = pos < 30 ? int32_t(rng() % spec.vocab) : int32_t(std::max_element(la.begin(), la.end()) - la.begin());
+    const int32_t tok = pos < 30 ? int32_t(rng() % spec.vocab)
+                                 : int32_t(std::max_element(la.begin(), la.end()) - la.begin());
     ASSERT_TRUE(a.Step(tok, pos, pool, &la).ok());
     ASSERT_TRUE(b.Step(tok, pos, pool, &lb).ok());
     ref.Forward(tok, nullptr, pos, &x);
@@ -231,8 +232,10 @@ TEST(DecoderLoadTest, Int8HeadStaysWithinItsQuantizationBound) {
       EXPECT_TRUE(same) << "pos " << pos;
     }
   }
-  std::printf("int8 head vs F16: top-1 agreement %d/%d (%d decided by the bound), max |dlogit| "
-              "%.4f, max error/bound %.3f\n", agree, total, decided, max_err, max_ratio);
+  std::printf(
+      "int8 head vs F16: top-1 agreement %d/%d (%d decided by the bound), max |dlogit| "
+      "%.4f, max error/bound %.3f\n",
+      agree, total, decided, max_err, max_ratio);
   EXPECT_GE(agree, decided);
 }
 

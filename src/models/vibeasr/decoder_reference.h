@@ -56,8 +56,7 @@ class ReferenceDecoder {
     for (int64_t l = 0; l < c_.layers; ++l) {
       const Layer& L = layers_[l];
       std::vector<float> xn = Norm(x, L.attn_norm);
-      std::vector<float> q = Proj(L.q, xn, L.bq), k = Proj(L.k, xn, L.bk),
-                         v = Proj(L.v, xn, L.bv);
+      std::vector<float> q = Proj(L.q, xn, L.bq), k = Proj(L.k, xn, L.bk), v = Proj(L.v, xn, L.bv);
       Rope(&q, c_.heads, pos);
       Rope(&k, c_.kv_heads, pos);
       for (int64_t i = 0; i < kvd; ++i) {
@@ -73,7 +72,8 @@ class ReferenceDecoder {
         double mx = -INFINITY;
         for (int64_t j = 0; j < n_kv; ++j) {
           double dot = 0;
-          for (int64_t d = 0; d < hd; ++d) dot += double(q[hh * hd + d]) * kcache_[l][j * kvd + g * hd + d];
+          for (int64_t d = 0; d < hd; ++d)
+            dot += double(q[hh * hd + d]) * kcache_[l][j * kvd + g * hd + d];
           s[j] = dot / std::sqrt(double(hd));
           mx = std::max(mx, s[j]);
         }

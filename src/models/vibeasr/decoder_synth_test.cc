@@ -108,9 +108,10 @@ TEST_F(SynthDecoderTest, MatchesReferenceAndInt8HeadAgreesWithinItsBound) {
     want = ref.Forward(tok, nullptr, pos, &x);
     ++pos;
   }
-  std::printf("synthetic tiny LM: engine vs reference max error %.2e of the logit RMS; int8 "
-              "head top-1 agreement %d/%d, max |dlogit| %.4f\n",
-              max_ref_err, agree, total, max_err);
+  std::printf(
+      "synthetic tiny LM: engine vs reference max error %.2e of the logit RMS; int8 "
+      "head top-1 agreement %d/%d, max |dlogit| %.4f\n",
+      max_ref_err, agree, total, max_err);
   // Synthetic logits spread over a few units with margins far above the int8 error
   // (~0.1), so a disagreement would be a defect; allow one in case of a near-tie.
   EXPECT_GE(agree, total - 1);

@@ -124,8 +124,7 @@ TEST(DecoderTest, MatchesReferenceForwardThroughPrefillAndDecode) {
   EXPECT_EQ(st.n_cached(), pos);
   EXPECT_EQ(st.timings().decode_steps, 8);
   EXPECT_GT(st.timings().prefill_ms, 0.0);
-  std::printf("max |logit - reference| / tolerance = %.3g (logit RMS %.3f)\n", worst,
-              Rms(want));
+  std::printf("max |logit - reference| / tolerance = %.3g (logit RMS %.3f)\n", worst, Rms(want));
 }
 
 // Decoding a token after a prefill runs exactly the computations a longer prefill runs for

@@ -22,7 +22,7 @@ struct TinyLmSpec {
   float eps = 1e-6f, theta = 10000.0f;
   DType embd_type = DType::kQ6_K;
   DType head_type = DType::kF16;
-  bool with_head = true;    // false: tied to token_embd
+  bool with_head = true;  // false: tied to token_embd
   bool with_bias = true;
   bool write_rope_dims = true;
   bool write_key_length = false;
@@ -145,9 +145,9 @@ inline Result<TinyLm> BuildTinyLm(const TinyLmSpec& s) {
   if (!st.ok()) return st;
   TinyLm lm;
   lm.image = w.Serialize();
-  TERN_ASSIGN_OR_RETURN(lm.file,
-                        gguf::File::Parse(reinterpret_cast<const uint8_t*>(lm.image.data()),
-                                          lm.image.size(), "tiny-lm.gguf"));
+  TERN_ASSIGN_OR_RETURN(
+      lm.file, gguf::File::Parse(reinterpret_cast<const uint8_t*>(lm.image.data()), lm.image.size(),
+                                 "tiny-lm.gguf"));
   return lm;
 }
 

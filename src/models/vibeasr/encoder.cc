@@ -61,7 +61,7 @@ namespace {
 
 // One branch's weights: read its geometry, bind and check its tensors, pack them.
 Result<std::unique_ptr<Encoder::BranchModel>> LoadBranch(const gguf::File& file,
-                                                       const char* prefix) {
+                                                         const char* prefix) {
   TERN_ASSIGN_OR_RETURN(VaeGeometry geo, ReadVaeGeometry(file, prefix));
   TERN_ASSIGN_OR_RETURN(VaeBranchTensors t, BindVaeBranch(file, geo));
   auto m = std::make_unique<Encoder::BranchModel>();
@@ -122,8 +122,8 @@ Result<std::unique_ptr<Encoder>> Encoder::Load(const std::string& path) {
   if (file->Find("general.architecture") != nullptr) {
     TERN_ASSIGN_OR_RETURN(std::string arch, file->GetString("general.architecture"));
     if (arch != "vibeasr-vae")
-      return FormatError("%s: general.architecture is '%s', expected 'vibeasr-vae'",
-                         path.c_str(), arch.c_str());
+      return FormatError("%s: general.architecture is '%s', expected 'vibeasr-vae'", path.c_str(),
+                         arch.c_str());
   }
   std::unique_ptr<Encoder> enc(new Encoder());
   // The semantic branch loads on a second thread where there is a second CPU: loading is
@@ -141,8 +141,8 @@ Result<std::unique_ptr<Encoder>> Encoder::Load(const std::string& path) {
   enc->branches_[0] = std::move(*acoustic);
   enc->branches_[1] = std::move(*second);
   if (enc->branches_[0]->geo.hidden != enc->branches_[1]->geo.hidden)
-    return FormatError("%s: acoustic connector width %lld differs from semantic %lld",
-                       path.c_str(), static_cast<long long>(enc->branches_[0]->geo.hidden),
+    return FormatError("%s: acoustic connector width %lld differs from semantic %lld", path.c_str(),
+                       static_cast<long long>(enc->branches_[0]->geo.hidden),
                        static_cast<long long>(enc->branches_[1]->geo.hidden));
   enc->file_ = std::move(file);
   return enc;
@@ -150,9 +150,7 @@ Result<std::unique_ptr<Encoder>> Encoder::Load(const std::string& path) {
 
 int64_t Encoder::hidden() const { return branches_[0]->geo.hidden; }
 
-const VaeGeometry& Encoder::geometry(Branch b) const {
-  return branches_[static_cast<int>(b)]->geo;
-}
+const VaeGeometry& Encoder::geometry(Branch b) const { return branches_[static_cast<int>(b)]->geo; }
 
 int64_t Encoder::FramesFor(size_t n_samples) {
   int64_t t = static_cast<int64_t>(n_samples);
@@ -243,9 +241,8 @@ Status Encoder::Reserve(Workspace* ws, size_t bytes, size_t n) {
   return Status::Ok();
 }
 
-Result<Features> Encoder::RunBranch(Branch which, const float* samples, size_t n,
-                                    ThreadPool& pool, const StageHook* hook,
-                                    EncoderTimings* timings) const {
+Result<Features> Encoder::RunBranch(Branch which, const float* samples, size_t n, ThreadPool& pool,
+                                    const StageHook* hook, EncoderTimings* timings) const {
   Workspace ws;
   return RunBranchIn(which, samples, n, pool, hook, timings, &ws);
 }
@@ -253,8 +250,7 @@ Result<Features> Encoder::RunBranch(Branch which, const float* samples, size_t n
 Result<Features> Encoder::RunBranchIn(Branch which, const float* samples, size_t n,
                                       ThreadPool& pool, const StageHook* hook,
                                       EncoderTimings* timings, Workspace* ws) const {
-  if (samples == nullptr || n == 0)
-    return InvalidArgumentError("encoder: empty audio (0 samples)");
+  if (samples == nullptr || n == 0) return InvalidArgumentError("encoder: empty audio (0 samples)");
   const BranchModel& m = *branches_[static_cast<int>(which)];
   const std::string name = kPrefixes[static_cast<int>(which)];
   const Plan plan = MakePlan(m, n, pool.size());
@@ -339,8 +335,7 @@ Result<Features> Encoder::RunBranchIn(Branch which, const float* samples, size_t
   f.data.resize(static_cast<size_t>(c1.size()));
   ops::DequantizeI8s(c1, f.data.data());
   if (timings) {
-    (which == Branch::kAcoustic ? timings->acoustic_ms : timings->semantic_ms) +=
-        total.ElapsedMs();
+    (which == Branch::kAcoustic ? timings->acoustic_ms : timings->semantic_ms) += total.ElapsedMs();
   }
   return f;
 }
@@ -374,8 +369,7 @@ size_t Encoder::WorkspaceBytes(size_t n) const { return InTurnBytes(branches_, n
 
 Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
                               EncoderTimings* timings, Scratch* scratch) const {
-  if (samples == nullptr || n == 0)
-    return InvalidArgumentError("encoder: empty audio (0 samples)");
+  if (samples == nullptr || n == 0) return InvalidArgumentError("encoder: empty audio (0 samples)");
   Scratch own;
   if (scratch == nullptr) scratch = &own;
   for (auto& w : scratch->ws_)

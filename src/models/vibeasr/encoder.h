@@ -78,7 +78,7 @@ class Encoder {
     // changes (a different outer pool).
     ThreadPool& BranchPool(int b, int threads);
     size_t keep_bytes_;
-    std::unique_ptr<Workspace> ws_[2];       // one per branch running at the same time
+    std::unique_ptr<Workspace> ws_[2];      // one per branch running at the same time
     std::unique_ptr<ThreadPool> pools_[2];  // likewise
   };
 
@@ -119,14 +119,13 @@ class Encoder {
 
   ~Encoder();
 
- struct BranchModel;  // the packed weights of one branch (encoder.cc)
+  struct BranchModel;  // the packed weights of one branch (encoder.cc)
 
  private:
   Encoder() = default;
   static Status Reserve(Workspace* ws, size_t bytes, size_t n);
   Result<Features> RunBranchIn(Branch b, const float* samples_24k, size_t n, ThreadPool& pool,
-                               const StageHook* hook, EncoderTimings* timings,
-                               Workspace* ws) const;
+                               const StageHook* hook, EncoderTimings* timings, Workspace* ws) const;
   std::unique_ptr<gguf::File> file_;  // F32 biases and norms point into the mapping
   std::unique_ptr<BranchModel> branches_[2];
 };

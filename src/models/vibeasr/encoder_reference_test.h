@@ -92,8 +92,8 @@ inline T8 Im2col(const T8& x, int64_t K, int64_t s, int64_t lp) {
 }
 
 // mul_mat_add(W{K, N} rows, x{K, T}) + bias -> {N, T}.
-inline T8 MulMatAdd(const int8_t* w, float ws, int64_t K, int64_t N, const T8& x,
-                    const float* bias, bool relu) {
+inline T8 MulMatAdd(const int8_t* w, float ws, int64_t K, int64_t N, const T8& x, const float* bias,
+                    bool relu) {
   std::vector<float> y(static_cast<size_t>(N * x.ne1));
   const float c = ws * x.scale;
   for (int64_t t = 0; t < x.ne1; ++t)

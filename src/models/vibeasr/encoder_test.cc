@@ -29,9 +29,10 @@ std::vector<std::string>& Created() {
   return files;
 }
 std::string TempFile(const std::string& tag) {
-  std::string p = testing::TempDir() + "/tern_encoder_" + tag + "_" + std::to_string(getpid()) +
-                  ".gguf";
-  if (Created().empty()) std::atexit([] {
+  std::string p =
+      testing::TempDir() + "/tern_encoder_" + tag + "_" + std::to_string(getpid()) + ".gguf";
+  if (Created().empty())
+    std::atexit([] {
       for (const std::string& f : Created()) std::remove(f.c_str());
     });
   Created().push_back(p);
@@ -68,8 +69,8 @@ std::vector<float> Signal(size_t n, uint32_t seed) {
   std::vector<float> a(n);
   for (size_t i = 0; i < n; ++i) {
     const float t = static_cast<float>(i) / 24000.0f;
-    a[i] = 0.4f * std::sin(2 * 3.14159265f * 220 * t) + 0.2f * std::sin(2 * 3.14159265f * 1375 * t) +
-           noise(rng);
+    a[i] = 0.4f * std::sin(2 * 3.14159265f * 220 * t) +
+           0.2f * std::sin(2 * 3.14159265f * 1375 * t) + noise(rng);
   }
   return a;
 }
@@ -196,8 +197,10 @@ TEST(Encoder, FeaturesDoNotDependOnTheThreadCount) {
     ThreadPool pool(nth);
     auto f = Tiny().Run(a.data(), a.size(), pool);
     ASSERT_TRUE(f.ok());
-    if (first.empty()) first = f->data;
-    else EXPECT_EQ(std::memcmp(first.data(), f->data.data(), first.size() * 4), 0) << nth;
+    if (first.empty())
+      first = f->data;
+    else
+      EXPECT_EQ(std::memcmp(first.data(), f->data.data(), first.size() * 4), 0) << nth;
   }
 }
 
@@ -274,11 +277,11 @@ TEST(Encoder, ConcurrentRunsShareOneEncoder) {
 // ---- Load errors: copies of the tiny file with one thing changed -------------------------------
 
 struct Edit {
-  std::string drop;         // tensor to leave out
-  std::string retype;       // tensor written as F32 (values reinterpreted, size adjusted)
-  std::string reshape;      // tensor whose ne[0] and ne[1] are swapped
-  bool drop_kv = false;     // leave out the vae.* keys
-  std::string poison;       // I8_S tensor whose element 5 becomes -128
+  std::string drop;      // tensor to leave out
+  std::string retype;    // tensor written as F32 (values reinterpreted, size adjusted)
+  std::string reshape;   // tensor whose ne[0] and ne[1] are swapped
+  bool drop_kv = false;  // leave out the vae.* keys
+  std::string poison;    // I8_S tensor whose element 5 becomes -128
 };
 
 std::string WriteEdited(const Edit& e, const std::string& tag) {

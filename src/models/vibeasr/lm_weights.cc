@@ -76,9 +76,8 @@ class Binder {
 
   // The tensor `name` with one of `types` and logical shape {ne0, ne1} (ne1 = 0: a vector
   // of ne0, also accepted as {ne0, 1}). Null with OK status when optional and absent.
-  Result<const gguf::TensorInfo*> Get(const std::string& name,
-                                      std::initializer_list<DType> types, int64_t ne0,
-                                      int64_t ne1, bool optional = false) const {
+  Result<const gguf::TensorInfo*> Get(const std::string& name, std::initializer_list<DType> types,
+                                      int64_t ne0, int64_t ne1, bool optional = false) const {
     const gguf::TensorInfo* t = f_.FindTensor(name);
     if (!t) {
       if (optional) return static_cast<const gguf::TensorInfo*>(nullptr);
@@ -87,8 +86,8 @@ class Binder {
     bool type_ok = false;
     for (DType d : types) type_ok |= (t->type == d);
     if (!type_ok) {
-      return FormatError("%s: tensor '%s': expected %s, got %s", f_.path().c_str(),
-                         name.c_str(), TypeList(types).c_str(), DTypeName(t->type));
+      return FormatError("%s: tensor '%s': expected %s, got %s", f_.path().c_str(), name.c_str(),
+                         TypeList(types).c_str(), DTypeName(t->type));
     }
     const int64_t want[2] = {ne0, ne1 == 0 ? 1 : ne1};
     bool shape_ok = t->ne[0] == want[0] && t->ne[1] == want[1];
@@ -102,8 +101,7 @@ class Binder {
   }
 
   Result<const float*> F32(const std::string& name, int64_t n, bool optional = false) const {
-    TERN_ASSIGN_OR_RETURN(const gguf::TensorInfo* t,
-                          Get(name, {DType::kF32}, n, 0, optional));
+    TERN_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, Get(name, {DType::kF32}, n, 0, optional));
     return t ? reinterpret_cast<const float*>(t->data) : nullptr;
   }
 
@@ -113,8 +111,8 @@ class Binder {
     TERN_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, Get(name, {DType::kI2_S}, k, n));
     const float scale = ReadI2SScale(t->data, k * n);
     if (!std::isfinite(scale)) {
-      return FormatError("%s: tensor '%s': in-band I2_S scale is not finite",
-                         f_.path().c_str(), name.c_str());
+      return FormatError("%s: tensor '%s': in-band I2_S scale is not finite", f_.path().c_str(),
+                         name.c_str());
     }
     jobs->push_back({t, m});
     m->packed = nullptr;
@@ -128,9 +126,7 @@ class Binder {
   const gguf::File& f_;
 };
 
-std::string Blk(int64_t l, const char* suffix) {
-  return "blk." + std::to_string(l) + "." + suffix;
-}
+std::string Blk(int64_t l, const char* suffix) { return "blk." + std::to_string(l) + "." + suffix; }
 
 Status BindLayer(const Binder& b, const DecoderConfig& c, int64_t l, LayerWeights* w,
                  std::vector<PackJob>* jobs) {
@@ -172,8 +168,8 @@ Status BindHead(const gguf::File& f, const Binder& b, const DecoderConfig& c, He
         f.ReleasePages(src->data + r0 * row_bytes, static_cast<size_t>((r1 - r0) * row_bytes));
       };
     }
-    Result<ops::I8Matrix> m = ops::QuantizeWeightsI8(src->type, src->data, c.hidden, c.vocab,
-                                                     pool, release);
+    Result<ops::I8Matrix> m =
+        ops::QuantizeWeightsI8(src->type, src->data, c.hidden, c.vocab, pool, release);
     if (!m.ok()) return m.status().WithPrefix(f.path() + ": tensor '" + name + "'");
     w->head_i8 = std::move(m).value();
     return Status::Ok();
@@ -186,8 +182,8 @@ Status BindHead(const gguf::File& f, const Binder& b, const DecoderConfig& c, He
   const size_t conv_bytes = static_cast<size_t>(c.vocab * c.hidden) * sizeof(uint16_t);
   w->head_f16_owned = HugeBuffer::Allocate(conv_bytes);
   if (w->head_f16_owned.size() != conv_bytes) {
-    return ResourceExhaustedError("%s: cannot allocate %zu MB for the F16 head",
-                                  f.path().c_str(), conv_bytes >> 20);
+    return ResourceExhaustedError("%s: cannot allocate %zu MB for the F16 head", f.path().c_str(),
+                                  conv_bytes >> 20);
   }
   auto* dst = reinterpret_cast<uint16_t*>(w->head_f16_owned.data());
   const int64_t row_bytes = RowBytes(src->type, c.hidden);

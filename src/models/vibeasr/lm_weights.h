@@ -51,9 +51,9 @@ struct LmWeights {
   ops::EmbeddingTable token_embd;
   const float* output_norm = nullptr;
   HeadPrecision head_mode = HeadPrecision::kF16;
-  bool head_tied = false;            // output.weight absent: head = token_embd
+  bool head_tied = false;              // output.weight absent: head = token_embd
   const uint16_t* head_f16 = nullptr;  // kF16: vocab rows of hidden F16 values
-  ops::I8Matrix head_i8;             // kInt8
+  ops::I8Matrix head_i8;               // kInt8
   std::vector<LayerWeights> layers;
 
   HugeBuffer i2s_packed;      // every I2_S matrix, packed, in the order the forward reads
@@ -61,8 +61,7 @@ struct LmWeights {
 };
 
 // Binds every tensor; `pool` (may be null) threads the int8 head quantization.
-Result<std::unique_ptr<LmWeights>> LoadLmWeights(const gguf::File& lm,
-                                                 const DecoderConfig& config, HeadPrecision head,
-                                                 ThreadPool* pool);
+Result<std::unique_ptr<LmWeights>> LoadLmWeights(const gguf::File& lm, const DecoderConfig& config,
+                                                 HeadPrecision head, ThreadPool* pool);
 
 }  // namespace tern::vibeasr

@@ -161,8 +161,8 @@ Status AddEncoderBranch(TensorMaker& m, const SynthShape& sh, const std::string&
       const std::string bp = p + ".stages." + std::to_string(s) + "." + std::to_string(b) + ".";
       const std::string mixer = bp + "mixer.conv.conv.conv.";
       TERN_RETURN_IF_ERROR(m.Uniform(bp + "norm.weight", c, 0.8f, 1.2f));
-      TERN_RETURN_IF_ERROR(m.Conv(mixer + "weight", sh.mixer_kernel, 1, c,
-                                  InvSqrt(sh.mixer_kernel)));
+      TERN_RETURN_IF_ERROR(
+          m.Conv(mixer + "weight", sh.mixer_kernel, 1, c, InvSqrt(sh.mixer_kernel)));
       TERN_RETURN_IF_ERROR(m.Bias(mixer + "bias", {c, 1}, 0.01f));
       TERN_RETURN_IF_ERROR(m.Uniform(bp + "gamma", c, 0.1f, 0.5f));
       TERN_RETURN_IF_ERROR(m.Uniform(bp + "ffn_norm.weight", c, 0.8f, 1.2f));
@@ -330,8 +330,8 @@ Result<SynthVocab> LoadSynthVocab(const std::string& dir, int64_t vocab_size) {
         continue;
       }
       if (id != static_cast<int64_t>(v.tokens.size())) {
-        return FormatError("%s: added token id %lld leaves a gap after id %zu",
-                           config_path.c_str(), static_cast<long long>(id), v.tokens.size() - 1);
+        return FormatError("%s: added token id %lld leaves a gap after id %zu", config_path.c_str(),
+                           static_cast<long long>(id), v.tokens.size() - 1);
       }
       v.tokens.push_back(text);
       v.scores.push_back(-1000.0f);
@@ -380,9 +380,9 @@ Status WriteSyntheticEncoder(const SynthOptions& opts, const std::string& path) 
   std::vector<int> strides(sh.strides.rbegin(), sh.strides.rend() - 1);  // 8,5,5,4,2,2
   for (const char* p : {"acoustic", "semantic"}) {
     const std::string pre = std::string("vae.") + p + ".";
-    w.SetU32(pre + "output_dim",
-             static_cast<uint32_t>(std::string(p) == "acoustic" ? sh.acoustic_dim
-                                                                : sh.semantic_dim));
+    w.SetU32(
+        pre + "output_dim",
+        static_cast<uint32_t>(std::string(p) == "acoustic" ? sh.acoustic_dim : sh.semantic_dim));
     w.SetI32Array(pre + "stage_depths", ToI32(sh.depths));
     w.SetI32Array(pre + "downsample_strides", ToI32(strides));
   }

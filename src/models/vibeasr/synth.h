@@ -45,11 +45,11 @@ enum class SynthGeometry { kTiny, kFull };
 // geometry from the files, never from here).
 struct SynthShape {
   // Encoder, per stage s = 0..6 (stage 0 is the stem conv from 1 channel).
-  std::vector<int64_t> channels;          // output width of stage s
-  std::vector<int> depths;                // ConvNeXt blocks in stage s
-  std::vector<int> strides;               // 1,2,2,4,5,5,8
-  std::vector<int> kernels;               // raw kernel sizes 7,4,4,8,10,10,16
-  int mixer_kernel = 7;                   // depthwise and head raw kernel size
+  std::vector<int64_t> channels;  // output width of stage s
+  std::vector<int> depths;        // ConvNeXt blocks in stage s
+  std::vector<int> strides;       // 1,2,2,4,5,5,8
+  std::vector<int> kernels;       // raw kernel sizes 7,4,4,8,10,10,16
+  int mixer_kernel = 7;           // depthwise and head raw kernel size
   int64_t acoustic_dim = 64;
   int64_t semantic_dim = 128;
   // Decoder (the connector output width is `hidden`).

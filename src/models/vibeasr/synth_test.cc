@@ -118,8 +118,8 @@ class SynthTest : public ::testing::Test {
   }
   static bool HaveVocab() { return fs::exists(VocabDir() + "/vocab.json"); }
   static std::string MakeDir(const std::string& tag) {
-    const fs::path p = fs::path(::testing::TempDir()) /
-                       ("tern_synth_" + tag + "_" + std::to_string(::getpid()));
+    const fs::path p =
+        fs::path(::testing::TempDir()) / ("tern_synth_" + tag + "_" + std::to_string(::getpid()));
     fs::create_directories(p);
     return p.string();
   }
@@ -136,8 +136,8 @@ class SynthTest : public ::testing::Test {
     EXPECT_TRUE(f.ok()) << f.status().ToString();
     return f.ok() ? std::move(f).value() : nullptr;
   }
-  static void CheckTensors(const gguf::File& f, const std::vector<Expected>& want,
-                           uint32_t i8s_id, uint32_t i2s_id) {
+  static void CheckTensors(const gguf::File& f, const std::vector<Expected>& want, uint32_t i8s_id,
+                           uint32_t i2s_id) {
     EXPECT_EQ(f.tensors().size(), want.size());
     EXPECT_EQ(f.alignment(), 32u);
     EXPECT_EQ(f.Find("general.alignment"), nullptr);
@@ -160,7 +160,8 @@ class SynthTest : public ::testing::Test {
                                                         : 0u;
       EXPECT_EQ(t->type_id, want_id) << e.name;
       if (e.type == DType::kI8_S || e.type == DType::kI2_S) {
-        const float s = e.type == DType::kI8_S ? ReadI8SScale(t->data, n) : ReadI2SScale(t->data, n);
+        const float s =
+            e.type == DType::kI8_S ? ReadI8SScale(t->data, n) : ReadI2SScale(t->data, n);
         EXPECT_TRUE(std::isfinite(s) && s > 0) << e.name << " scale " << s;
         const uint8_t* pad = t->data + InBandScaleOffset(e.type, n) + 4;
         for (int i = 0; i < 28; ++i) ASSERT_EQ(pad[i], 0) << e.name << " pad byte " << i;
@@ -260,7 +261,7 @@ TEST_F(SynthTest, DecoderFileHasPublishedTensorsKeysAndVocabulary) {
   ASSERT_EQ(types.size(), 151936u);
   ASSERT_EQ(scores.size(), 151936u);
   EXPECT_EQ(tokens[0], "!");
-  EXPECT_EQ(tokens[198], "\xC4\x8A");             // "Ċ" = byte-level "\n"
+  EXPECT_EQ(tokens[198], "\xC4\x8A");  // "Ċ" = byte-level "\n"
   EXPECT_EQ(tokens[77091], "assistant");
   EXPECT_EQ(tokens[151643], "<|endoftext|>");
   EXPECT_EQ(tokens[151644], "<|im_start|>");
@@ -376,7 +377,8 @@ TEST(SynthOptionsTest, VocabularyThatDoesNotFitIsRejected) {
 TEST(SynthShapeTest, KernelPaddingRuleAndFullGeometry) {
   const int raw[] = {1, 3, 4, 5, 7, 8, 9, 10, 15, 16, 17};
   const int want[] = {4, 4, 4, 8, 8, 8, 16, 16, 16, 16, 17};
-  for (size_t i = 0; i < std::size(raw); ++i) EXPECT_EQ(PaddedKernelSize(raw[i]), want[i]) << raw[i];
+  for (size_t i = 0; i < std::size(raw); ++i)
+    EXPECT_EQ(PaddedKernelSize(raw[i]), want[i]) << raw[i];
   const SynthShape s = ShapeFor(SynthGeometry::kFull);
   EXPECT_EQ(s.channels, (std::vector<int64_t>{32, 64, 128, 256, 512, 1024, 2048}));
   EXPECT_EQ(s.depths, (std::vector<int>{3, 3, 3, 3, 3, 3, 8}));

@@ -43,8 +43,8 @@ Result<VaeGeometry> ReadVaeGeometry(const gguf::File& f, const std::string& P) {
       break;
     }
     if (t->n_dims != 3)
-      return FormatError("%s: tensor '%s': expected 3 dims {K, IC, OC}, got %s", path,
-                         name.c_str(), ShapeText(t->ne, t->n_dims).c_str());
+      return FormatError("%s: tensor '%s': expected 3 dims {K, IC, OC}, got %s", path, name.c_str(),
+                         ShapeText(t->ne, t->n_dims).c_str());
     g.kernels.push_back(t->ne[0]);
     g.channels.push_back(t->ne[2]);
   }
@@ -65,9 +65,8 @@ Result<VaeGeometry> ReadVaeGeometry(const gguf::File& f, const std::string& P) {
     } else {  // the table reports missing blocks by name; extra blocks would be ignored
       d = depths[s];
       if (d < 0 || Find(f, block_norm(d)))
-        return FormatError("%s: vae.%s.stage_depths[%d] = %lld disagrees with tensor '%s'",
-                           path, P.c_str(), s, static_cast<long long>(d),
-                           block_norm(d).c_str());
+        return FormatError("%s: vae.%s.stage_depths[%d] = %lld disagrees with tensor '%s'", path,
+                           P.c_str(), s, static_cast<long long>(d), block_norm(d).c_str());
     }
     g.depths.push_back(d);
   }
@@ -76,8 +75,10 @@ Result<VaeGeometry> ReadVaeGeometry(const gguf::File& f, const std::string& P) {
                         OptionalIntArray(f, "vae." + P + ".downsample_strides"));
   if (ratios.empty()) {
     if (n != 7)
-      return NotFoundError("%s: vae.%s.downsample_strides is absent and the file has %d stages "
-                           "(the published default needs 7)", path, P.c_str(), n);
+      return NotFoundError(
+          "%s: vae.%s.downsample_strides is absent and the file has %d stages "
+          "(the published default needs 7)",
+          path, P.c_str(), n);
     g.strides = {1, 2, 2, 4, 5, 5, 8};
   } else {
     if (static_cast<int>(ratios.size()) != n - 1)
@@ -135,9 +136,10 @@ Status CheckI8sWeightValues(const gguf::File& f, const gguf::TensorInfo& t) {
   for (int64_t i = 0; i < t.n_elements; ++i) bad |= static_cast<uint8_t>(q[i] == -128);
   for (int64_t i = 0; bad != 0 && i < t.n_elements; ++i)
     if (q[i] == -128)
-      return FormatError("%s: tensor '%s': element %lld is -128 (I8_S weights are in "
-                         "[-127, 127])", f.path().c_str(), t.name.c_str(),
-                         static_cast<long long>(i));
+      return FormatError(
+          "%s: tensor '%s': element %lld is -128 (I8_S weights are in "
+          "[-127, 127])",
+          f.path().c_str(), t.name.c_str(), static_cast<long long>(i));
   return Status::Ok();
 }
 
@@ -146,45 +148,46 @@ Result<VaeBranchTensors> BindVaeBranch(const gguf::File& f, const VaeGeometry& g
   SizeVaeBranch(g, &t);
   Status status;
   const char* path = f.path().c_str();
-  ForEachVaeTensor(g, &t, [&](const std::string& name, DType type,
-                              const std::vector<int64_t>& ne, TensorSlot* slot) {
-    if (!status.ok()) return;
-    const gguf::TensorInfo* info = Find(f, name);
-    if (info == nullptr) {
-      status = NotFoundError("%s: missing tensor '%s'", path, name.c_str());
-      return;
-    }
-    if (info->type != type) {
-      status = FormatError("%s: tensor '%s': expected %s, got %s", path, name.c_str(),
-                           DTypeName(type), DTypeName(info->type));
-      return;
-    }
-    int64_t want[4] = {1, 1, 1, 1};
-    for (size_t i = 0; i < ne.size(); ++i) want[i] = ne[i];
-    if (std::memcmp(want, info->ne, sizeof want) != 0) {
-      status = FormatError("%s: tensor '%s': expected shape %s, got %s", path, name.c_str(),
-                           ShapeText(want, static_cast<int>(ne.size())).c_str(),
-                           ShapeText(info->ne, info->n_dims).c_str());
-      return;
-    }
-    if (type == DType::kF32) {
-      const float* v = F32Data(*info);
-      for (int64_t i = 0; i < info->n_elements; ++i)
-        if (!std::isfinite(v[i])) {
-          status = FormatError("%s: tensor '%s': element %lld is not finite", path,
-                               name.c_str(), static_cast<long long>(i));
+  ForEachVaeTensor(
+      g, &t,
+      [&](const std::string& name, DType type, const std::vector<int64_t>& ne, TensorSlot* slot) {
+        if (!status.ok()) return;
+        const gguf::TensorInfo* info = Find(f, name);
+        if (info == nullptr) {
+          status = NotFoundError("%s: missing tensor '%s'", path, name.c_str());
           return;
         }
-    } else {
-      const float sc = I8sWeightScale(*info);
-      if (!std::isfinite(sc) || sc < 0) {
-        status = FormatError("%s: tensor '%s': in-band scale %g is not a finite value >= 0",
-                             path, name.c_str(), static_cast<double>(sc));
-        return;
-      }
-    }
-    *slot = info;
-  });
+        if (info->type != type) {
+          status = FormatError("%s: tensor '%s': expected %s, got %s", path, name.c_str(),
+                               DTypeName(type), DTypeName(info->type));
+          return;
+        }
+        int64_t want[4] = {1, 1, 1, 1};
+        for (size_t i = 0; i < ne.size(); ++i) want[i] = ne[i];
+        if (std::memcmp(want, info->ne, sizeof want) != 0) {
+          status = FormatError("%s: tensor '%s': expected shape %s, got %s", path, name.c_str(),
+                               ShapeText(want, static_cast<int>(ne.size())).c_str(),
+                               ShapeText(info->ne, info->n_dims).c_str());
+          return;
+        }
+        if (type == DType::kF32) {
+          const float* v = F32Data(*info);
+          for (int64_t i = 0; i < info->n_elements; ++i)
+            if (!std::isfinite(v[i])) {
+              status = FormatError("%s: tensor '%s': element %lld is not finite", path,
+                                   name.c_str(), static_cast<long long>(i));
+              return;
+            }
+        } else {
+          const float sc = I8sWeightScale(*info);
+          if (!std::isfinite(sc) || sc < 0) {
+            status = FormatError("%s: tensor '%s': in-band scale %g is not a finite value >= 0",
+                                 path, name.c_str(), static_cast<double>(sc));
+            return;
+          }
+        }
+        *slot = info;
+      });
   if (!status.ok()) return status;
   return t;
 }

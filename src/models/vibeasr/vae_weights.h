@@ -25,16 +25,16 @@
 namespace tern::vibeasr {
 
 struct VaeGeometry {
-  std::string prefix;                // "acoustic" | "semantic"
-  std::vector<int64_t> channels;     // output width of stage s (stage 0 reads 1 channel)
-  std::vector<int64_t> kernels;      // stored (front-padded) kernel of the stage-s conv
-  std::vector<int64_t> strides;      // stride of the stage-s conv (stage 0: 1)
-  std::vector<int64_t> depths;       // ConvNeXt blocks in stage s
-  std::vector<int64_t> ffn;          // FFN hidden width of stage s (4C when published)
-  int64_t mixer_kernel = 0;          // stored depthwise kernel (8)
-  int64_t head_kernel = 0;           // stored head kernel (8), stride 1
-  int64_t latent = 0;                // D: 64 acoustic, 128 semantic
-  int64_t hidden = 0;                // connector width (1536)
+  std::string prefix;             // "acoustic" | "semantic"
+  std::vector<int64_t> channels;  // output width of stage s (stage 0 reads 1 channel)
+  std::vector<int64_t> kernels;   // stored (front-padded) kernel of the stage-s conv
+  std::vector<int64_t> strides;   // stride of the stage-s conv (stage 0: 1)
+  std::vector<int64_t> depths;    // ConvNeXt blocks in stage s
+  std::vector<int64_t> ffn;       // FFN hidden width of stage s (4C when published)
+  int64_t mixer_kernel = 0;       // stored depthwise kernel (8)
+  int64_t head_kernel = 0;        // stored head kernel (8), stride 1
+  int64_t latent = 0;             // D: 64 acoustic, 128 semantic
+  int64_t hidden = 0;             // connector width (1536)
 
   int stages() const { return static_cast<int>(channels.size()); }
   int64_t in_channels(int s) const { return s == 0 ? 1 : channels[s - 1]; }

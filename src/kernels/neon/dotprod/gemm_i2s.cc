@@ -37,8 +37,7 @@ inline void DecodeI2sBlock(const uint8_t* wb, int8x16_t c[8]) {
 
 // int32 bound: |D| <= 2 * 128 * K, far inside int32 for any K below 8 million.
 template <int NJ>
-inline void DotI2s(const uint8_t* wr, int64_t blocks, const int8_t* q, int64_t ldq,
-                   int32_t* d) {
+inline void DotI2s(const uint8_t* wr, int64_t blocks, const int8_t* q, int64_t ldq, int32_t* d) {
   int32x4_t acc[NJ];
   for (int t = 0; t < NJ; ++t) acc[t] = vdupq_n_s32(0);
   for (int64_t b = 0; b < blocks; ++b) {
@@ -60,8 +59,8 @@ inline void DotI2s(const uint8_t* wr, int64_t blocks, const int8_t* q, int64_t l
 }  // namespace
 
 void GemmI2sI8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int64_t r1,
-               float w_scale, const int8_t* q, int64_t ldq, const float* scale,
-               const int32_t* sums, int64_t n, float* out, int64_t ldo) {
+               float w_scale, const int8_t* q, int64_t ldq, const float* scale, const int32_t* sums,
+               int64_t n, float* out, int64_t ldo) {
   const int64_t blocks = k / 128;
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* wr = w + r * (k / 4);
@@ -75,8 +74,7 @@ void GemmI2sI8(const uint8_t* w, int64_t k, int64_t /*n_rows*/, int64_t r0, int6
       }
       // The epilogue of spec 2.3, in this order, in float.
       for (int64_t t = 0; t < nj; ++t) {
-        out[(j + t) * ldo + r] =
-            (static_cast<float>(d[t] - sums[j + t]) / scale[j + t]) * w_scale;
+        out[(j + t) * ldo + r] = (static_cast<float>(d[t] - sums[j + t]) / scale[j + t]) * w_scale;
       }
     }
   }
