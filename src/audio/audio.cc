@@ -128,7 +128,7 @@ Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
       for (int c = 0; c < channels; ++c) {
         if (!std::isfinite(fr[c])) {
           return FormatError("%s: sample %lld of channel %d is %s", n,
-                             static_cast<long long>(total + i), c,
+                             static_cast<long long>(total) + i, c,
                              std::isnan(fr[c]) ? "NaN" : "infinite");
         }
         sum += fr[c];

@@ -68,7 +68,7 @@ Status ForEachInput(const std::vector<std::string>& inputs, const std::string& c
   Status first_failure;
   size_t failed = 0;
   for (const std::string& input : inputs) {
-    const Status s = one(input);
+    Status s = one(input);
     if (s.ok()) continue;
     if (inputs.size() == 1) return s;
     std::fprintf(stderr, "%s: %s\n", command.c_str(), s.ToString().c_str());

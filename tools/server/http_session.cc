@@ -237,7 +237,7 @@ void HttpSession::StartRealtimeSession() {
   state_ = State::kClosed;  // nothing here touches the connection again
   ++watch_generation_;
   tcp::socket socket = stream_.release_socket();
-  StartRealtime(std::move(socket), std::move(upgrade), *ctx_.realtime);
+  StartRealtime(std::move(socket), upgrade, *ctx_.realtime);
 }
 
 void HttpSession::StartTranscription() {

@@ -171,7 +171,7 @@ tern::Status Serve(Flags& f) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   Flags f;
   bool version = false;
   CLI::App app{"tern-server: speech recognition over an OpenAI-compatible HTTP API"};
@@ -253,4 +253,17 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+// Nothing escapes main: an exception from option setup or from the standard library (out of
+// memory) becomes a message and exit 1, like every other failure.
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tern-server: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "tern-server: unknown error\n");
+  }
+  return 1;
 }

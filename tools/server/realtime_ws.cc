@@ -41,7 +41,7 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
     --ctx_.sessions;
   }
 
-  void Start(http::request<http::string_body> req) {
+  void Start(const http::request<http::string_body>& req) {
     ws_.read_message_max(ctx_.max_message_bytes);
     websocket::stream_base::timeout t =
         websocket::stream_base::timeout::suggested(beast::role_type::server);
@@ -181,7 +181,8 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
 
 }  // namespace
 
-void StartRealtime(tcp::socket socket, http::request<http::string_body> req, RealtimeContext& ctx) {
+void StartRealtime(tcp::socket socket, const http::request<http::string_body>& req,
+                   RealtimeContext& ctx) {
   if (++ctx.sessions > ctx.max_sessions) {
     --ctx.sessions;
     // Refused before the upgrade, as an HTTP answer the client's handshake reports.
@@ -201,7 +202,7 @@ void StartRealtime(tcp::socket socket, http::request<http::string_body> req, Rea
     });
     return;
   }
-  std::make_shared<RealtimeWs>(std::move(socket), ctx)->Start(std::move(req));
+  std::make_shared<RealtimeWs>(std::move(socket), ctx)->Start(req);
 }
 
 }  // namespace tern::server

@@ -37,7 +37,7 @@ struct RealtimeContext {
 // before the handshake's answer): answers the handshake, or 503 when max_sessions are open.
 // `ctx` must outlive the connection.
 void StartRealtime(boost::asio::ip::tcp::socket socket,
-                   boost::beast::http::request<boost::beast::http::string_body> req,
+                   const boost::beast::http::request<boost::beast::http::string_body>& req,
                    RealtimeContext& ctx);
 
 }  // namespace tern::server

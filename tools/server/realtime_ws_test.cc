@@ -101,7 +101,7 @@ class Server {
       auto buf = std::make_shared<beast::flat_buffer>();
       auto req = std::make_shared<http::request<http::string_body>>();
       http::async_read(*sock, *buf, *req, [this, sock, buf, req](beast::error_code ec2, size_t) {
-        if (!ec2) StartRealtime(std::move(*sock), std::move(*req), ctx_);
+        if (!ec2) StartRealtime(std::move(*sock), *req, ctx_);
       });
       Accept();
     });

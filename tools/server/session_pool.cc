@@ -4,7 +4,7 @@
 
 namespace tern::server {
 
-SessionPool::SessionPool(std::shared_ptr<const Model> model, int sessions, int threads_each,
+SessionPool::SessionPool(const std::shared_ptr<const Model>& model, int sessions, int threads_each,
                          int max_waiting)
     : max_waiting_(max_waiting) {
   for (int i = 0; i < sessions; ++i)

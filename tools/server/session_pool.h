@@ -21,7 +21,8 @@ namespace tern::server {
 
 class SessionPool {
  public:
-  SessionPool(std::shared_ptr<const Model> model, int sessions, int threads_each, int max_waiting);
+  SessionPool(const std::shared_ptr<const Model>& model, int sessions, int threads_each,
+              int max_waiting);
   ~SessionPool();  // runs the jobs already queued, then joins the workers
   SessionPool(const SessionPool&) = delete;
   SessionPool& operator=(const SessionPool&) = delete;

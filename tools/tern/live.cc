@@ -147,7 +147,7 @@ std::string Tail(const std::string& s, int cols) {
 double Percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  const size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  const size_t i = static_cast<size_t>(std::lround(q * static_cast<double>(v.size() - 1)));
   return v[std::min(i, v.size() - 1)];
 }
 
