@@ -2,8 +2,8 @@
 
 usage: /usr/bin/python3 synth.py [--train N] [--test N] [--jobs 2]
 
-Every clip is determined by (split, index) up to sox's dither (a re-run differs by 1-3 LSB;
-checked 2026-12-03): the sentence comes from textgen with a
+Every clip is determined by (split, index) up to sox's dither (a re-run differs by 1-3 LSB):
+the sentence comes from textgen with a
 fixed seed, the voice and the speed/pitch/rate settings from random.Random(hash of
 split+index). Output per split: work/data/<split>.npy (int16 24 kHz samples, all clips
 concatenated), work/data/<split>.json (list of {text, voice, start, length}).
