@@ -188,7 +188,7 @@ Status Parser::ReadValue(ValueType t, Value* v, int depth) {
     case ValueType::kI8: {
       int8_t x;
       TERN_RETURN_IF_ERROR(Read(&x, "i8 value"));
-      v->i = static_cast<int64_t>(x);  // a signed GGUF value: sign-extended on purpose
+      v->i = x;  // NOLINT(bugprone-signed-char-misuse): a signed GGUF i8, sign-extended on purpose
       break;
     }
     case ValueType::kI16: {
