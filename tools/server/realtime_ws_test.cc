@@ -271,7 +271,7 @@ TEST(RealtimeWs, SessionsAreBoundedIdleOnesCloseAndVanishedClientsAreFreed) {
     Client b;
     http::response<http::string_body> res;
     const beast::error_code ec = b.Connect(server.port(), &res);
-    EXPECT_TRUE(ec) << "a second session was accepted";
+    EXPECT_TRUE(ec) << "a realtime session beyond the limit was accepted";
     EXPECT_EQ(res.result(), http::status::service_unavailable);
     // `a` says nothing: an idle-timeout error, then the close
     json e = a.Next();
