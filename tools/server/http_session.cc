@@ -68,13 +68,23 @@ void HttpSession::Drain() {
   });
 }
 
+// The answer to a job cut off by the end of the grace is written here, on the connection's
+// strand, not by the worker: a worker inside an encoder run may notice the cancel only after
+// the shutdown has stopped waiting (half a second past the grace), and the client must still
+// get a whole answer. What the worker posts afterwards is for a job no longer current.
 void HttpSession::Abort() {
   net::post(stream_.get_executor(), [self = shared_from_this()] {
-    if (self->job_) {
-      self->job_->cancel = true;  // the worker finishes (a stream: its error event) soon
-      return;
-    }
-    self->Close();
+    if (!self->job_ || self->state_ == State::kClosed) return self->Close();
+    self->job_->gone = true;  // the worker's stream sink stops at once
+    self->job_->cancel = true;
+    self->job_.reset();
+    self->keep_alive_ = false;
+    self->entry_.note = "cut off by the shutdown (--shutdown-grace)";
+    constexpr const char* kMessage = "the transcription was cancelled: the server is shutting down";
+    if (self->entry_.status != 200) return self->Respond(JsonError(503, kMessage));
+    self->SendChunk(ErrorEvent(kMessage, "server_error"));
+    self->SendChunk("");  // the last chunk
+    self->done_after_write_ = true;
   });
 }
 
@@ -257,16 +267,24 @@ void HttpSession::StartTranscription() {
                request = std::move(*r), stream](Session& session) {
     const auto executor = self->stream_.get_executor();
     StreamSink sink;
-    sink.begin = [&] { net::post(executor, [self] { self->BeginStream(); }); };
+    // (each post checks on the strand that the job is still the connection's: see Abort)
+    sink.begin = [&] {
+      net::post(executor, [self, job] {
+        if (self->job_ == job) self->BeginStream();
+      });
+    };
     sink.send = [&](const std::string& event) {
       if (job->gone) return false;
-      net::post(executor, [self, event] { self->SendChunk(event); });
+      net::post(executor, [self, job, event] {
+        if (self->job_ == job) self->SendChunk(event);
+      });
       return !job->cancel;
     };
     Outcome out = RunTranscription(session, self->ctx_.config, request, job->cancel,
                                    stream ? &sink : nullptr);
-    net::post(executor,
-              [self, out = std::move(out)]() mutable { self->FinishJob(std::move(out)); });
+    net::post(executor, [self, job, out = std::move(out)]() mutable {
+      self->FinishJob(job.get(), std::move(out));
+    });
   };
   const Status s = ctx_.pool->Submit(std::move(work));
   if (!s.ok()) {
@@ -323,7 +341,8 @@ void HttpSession::OnPeerReadable(beast::error_code ec, uint64_t generation) {
   WatchPeer();
 }
 
-void HttpSession::FinishJob(Outcome out) {
+void HttpSession::FinishJob(const Job* job, Outcome out) {
+  if (job != job_.get()) return;  // answered already (Abort)
   ++watch_generation_;  // the peer watch, if still pending, is stale now
   const bool gone = job_ && job_->gone;
   job_.reset();

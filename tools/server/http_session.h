@@ -99,7 +99,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void StartRealtimeSession();
   void WatchPeer();
   void OnPeerReadable(boost::beast::error_code ec, uint64_t generation);
-  void FinishJob(Outcome out);
+  void FinishJob(const Job* job, Outcome out);
   void BeginStream();
   void SendChunk(const std::string& data);
   void Respond(Reply reply);
