@@ -180,6 +180,56 @@ TEST(CliTranscribe, SeveralInputsOnStdoutAreNamed) {
   EXPECT_FALSE(nlohmann::json::parse(single.out).contains("file"));
 }
 
+// --parallel: the inputs transcribed at once, decoding batched; the output (stdout with
+// headers, and files in --output-dir, verbose_json's log-probabilities included) is byte
+// for byte the sequential run's, a failing input among them included.
+TEST(CliTranscribe, ParallelOutputEqualsTheSequentialRun) {
+  const std::string root = FreshDir("cli_transcribe_parallel");
+  WriteWav(root + "/zeros.wav", std::vector<int16_t>(24000, 0));
+  std::string inputs;
+  for (const char* clip : {"000", "001", "002", "003", "004", "005"})
+    inputs += " " + kSource + "/tests/data/heldout/" + clip + ".wav";
+  inputs += " " + kSamples + "/sample1.wav " + root + "/zeros.wav " + kSamples + "/sample3.wav";
+  const CmdRun one = Transcribe(inputs);
+  const CmdRun four = Transcribe("--parallel 4" + inputs);
+  EXPECT_EQ(one.exit_code, 1) << one.err;  // the silent one
+  EXPECT_EQ(four.exit_code, 1) << four.err;
+  EXPECT_EQ(four.out, one.out);
+  EXPECT_EQ(four.err, one.err);
+  size_t headers = 0;
+  for (size_t at = one.out.find("==> "); at != std::string::npos; at = one.out.find("==> ", at + 1))
+    ++headers;
+  EXPECT_EQ(headers, 8u) << one.out;  // every input but the silent one
+
+  const std::string seq = root + "/seq", par = root + "/par";
+  ASSERT_EQ(Transcribe("--output-format verbose_json,srt --output-dir " + seq + inputs).exit_code, 1);
+  ASSERT_EQ(
+      Transcribe("--parallel 3 --output-format verbose_json,srt --output-dir " + par + inputs)
+          .exit_code,
+      1);
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(seq)) {
+    ++files;
+    const std::string name = e.path().filename().string();
+    std::string a = ReadAll(e.path().string()), b = ReadAll(par + "/" + name);
+    if (name.find(".verbose.json") != std::string::npos) {
+      // Timings and memory differ from run to run, and how much of the prompt a lane's cache
+      // held already; everything the model decided must not.
+      nlohmann::json ja = nlohmann::json::parse(a), jb = nlohmann::json::parse(b);
+      for (nlohmann::json* j : {&ja, &jb})
+        for (const char* key : {"timings_ms", "rtf", "peak_rss_bytes", "prompt_reused_tokens"})
+          ASSERT_EQ(j->erase(key), 1u) << key;
+      EXPECT_EQ(jb, ja) << name;
+    } else {
+      EXPECT_EQ(b, a) << name;
+    }
+  }
+  EXPECT_EQ(files, 16u);  // 8 transcribed inputs x 2 formats
+  EXPECT_EQ(Transcribe("--parallel 0 " + kSamples + "/sample1.wav").exit_code, 2);
+  EXPECT_EQ(Transcribe("--parallel 2 --stream " + kSamples + "/sample1.wav").exit_code, 2);
+  fs::remove_all(root);
+}
+
 // README's exit codes: 2 only for bad options; audio that cannot be transcribed (silent,
 // unreadable, a directory, missing) is 1, alone or in a batch. No message names a C++
 // identifier.

@@ -211,10 +211,13 @@ TEST(ServerHostile, PipelinedRequestsAreAnsweredInOrder) {
 // A client that hangs up during a long non-streaming transcription frees its session at
 // once (the next request gets a session, not 503), and the log says why.
 TEST(ServerHostile, DisconnectCancelsTheTranscription) {
-  Server srv({"--sessions", "1", "--max-waiting", "0"});
+  Server srv({"--max-batch", "1", "--max-waiting", "0", "--max-audio-seconds", "1900"});
   ASSERT_GT(srv.port(), 0);
   const std::string boundary = "l0ng";
-  Form form = {{"file", LongUpload(5), "long.wav", "audio/wav"},
+  // Half an hour at 24 kHz (86 MB; no resampling, so its decoding is quick): still running
+  // after the checks below on a fast machine (the bundled model transcribes a few hundred
+  // times faster than real time).
+  Form form = {{"file", LongUpload(30), "long.wav", "audio/wav"},
                {"chunking_strategy", "auto", "", ""}};
   RawConn c(srv.port());
   ASSERT_TRUE(c.Send(RawPost(MultipartBody(form, boundary), boundary)));
@@ -227,8 +230,9 @@ TEST(ServerHostile, DisconnectCancelsTheTranscription) {
     if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_TRUE(busy) << "the long request never held the session\n" << srv.Log();
-  // Past the upload's decoding (which is not interruptible), into the transcription.
-  std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(1500 * kSlack)));
+  // Past the upload's parsing and decoding (86 MB; not interruptible), into the
+  // transcription.
+  std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(2500 * kSlack)));
   c.Close();
   const auto t0 = Clock::now();
   int status = 0;
@@ -252,12 +256,12 @@ TEST(ServerHostile, DisconnectCancelsTheTranscription) {
 // Waiting requests hold their upload, never decoded audio: four long uploads queued behind
 // a busy session leave the server's memory nearly where it was.
 TEST(ServerHostile, WaitingRequestsHoldNoDecodedAudio) {
-  Server srv({"--sessions", "1", "--max-waiting", "4", "--max-audio-seconds", "3600"});
+  Server srv({"--max-batch", "1", "--max-waiting", "4", "--max-audio-seconds", "7300"});
   ASSERT_GT(srv.port(), 0);
   // The waiting ones: 20 minutes at 8 kHz, 8-bit: 9.6 MB uploaded, 115 MB once decoded to
-  // 24 kHz floats. The running one decodes at once (24 kHz), so the memory measured
-  // before the others arrive already holds its samples; it is 20 minutes long too, so it is
-  // still running when the wait list is checked, however fast or loaded the machine.
+  // 24 kHz floats. The running one decodes at once, so the memory measured before the
+  // others arrive already holds its samples; it is two hours long, so it is still running
+  // when the wait list is checked, however fast or loaded the machine.
   const std::string boundary = "w41t";
   auto request = [&](const std::string& upload) {
     return RawPost(MultipartBody({{"file", upload, "long.wav", "audio/wav"},
@@ -267,9 +271,22 @@ TEST(ServerHostile, WaitingRequestsHoldNoDecodedAudio) {
   };
   const std::string waiter = request(LongUpload(20, 3));
   RawConn running(srv.port());
-  ASSERT_TRUE(running.Send(request(LongUpload(20))));
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // decoded, transcribing
-  const size_t before = srv.Rss();
+  const size_t idle = srv.Rss();
+  ASSERT_TRUE(running.Send(request(LongUpload(120, 3))));
+  // Decoded (2 h: 691 MB of floats) and transcribing: the memory has grown and holds still
+  // (five readings 100 ms apart within 4 MB).
+  size_t before = 0;
+  int still = 0;
+  for (const auto t0 = Clock::now(); Seconds(t0) < 30 * kSlack;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const size_t now = srv.Rss();
+    still = now > idle + (600 << 20) && now < before + (4 << 20) && before < now + (4 << 20)
+                ? still + 1
+                : 0;
+    before = now;
+    if (still == 4) break;
+  }
+  ASSERT_GT(before, idle + (600 << 20)) << "the running request never decoded";
   std::vector<std::unique_ptr<RawConn>> waiting;
   for (int i = 0; i < 4; ++i) {
     waiting.push_back(std::make_unique<RawConn>(srv.port()));
@@ -278,8 +295,9 @@ TEST(ServerHostile, WaitingRequestsHoldNoDecodedAudio) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   const size_t after = srv.Rss();
   std::printf("[figure] 4 waiting 20-min uploads: RSS %zu -> %zu MB\n", before >> 20, after >> 20);
-  // Their uploads (4 x 9.6 MB) and parser buffers, not 4 x 115 MB of samples.
-  EXPECT_LT(after, before + static_cast<size_t>(kSlack * (80 << 20)));
+  // Their uploads (4 x 9.6 MB, each held while read and once parsed) and buffers: well
+  // under the 4 x 115 MB of samples they would hold decoded.
+  EXPECT_LT(after, before + static_cast<size_t>(kSlack * (160 << 20)));
   auto r = PostForm(srv.port(), ClipForm("008.wav", {}));  // the wait list is full
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 503);
@@ -301,7 +319,7 @@ TEST(ServerHostile, WaitingRequestsHoldNoDecodedAudio) {
 // being transcribed, a second is refused (503) before its body is read, a small one still
 // gets in, and the budget comes back when the first is done.
 TEST(ServerHostile, UploadBytesAreBounded) {
-  Server srv({"--max-uploads-mb", "10", "--max-upload-mb", "8", "--sessions", "1"});
+  Server srv({"--max-uploads-mb", "10", "--max-upload-mb", "8", "--max-batch", "1"});
   ASSERT_GT(srv.port(), 0);
   const std::string boundary = "upl0ad";
   const std::string big = RawPost(MultipartBody({{"file", LongUpload(5), "long.wav", "audio/wav"},

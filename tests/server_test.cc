@@ -252,9 +252,12 @@ TEST(Server, ApiKey) {
   EXPECT_EQ(ok->status, 200) << ok->body;
 }
 
-// Two sessions, six clients at once: everyone gets the answer the clip gets alone.
-TEST(Server, ConcurrentRequestsGetTheirOwnAnswers) {
-  Server srv({"--sessions", "2"});
+// Six clients at once, on two sessions of one lane, and on one session whose four lanes
+// decode together: everyone gets the answer the clip gets alone.
+class ServerConcurrency : public ::testing::TestWithParam<std::vector<std::string>> {};
+
+TEST_P(ServerConcurrency, RequestsGetTheirOwnAnswers) {
+  Server srv(GetParam());
   ASSERT_GT(srv.port(), 0);
   const std::vector<std::string> clips = {"000.wav", "001.wav", "002.wav",
                                           "003.wav", "004.wav", "005.wav"};
@@ -274,6 +277,11 @@ TEST(Server, ConcurrentRequestsGetTheirOwnAnswers) {
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(got, want);
 }
+
+INSTANTIATE_TEST_SUITE_P(Lanes, ServerConcurrency,
+                         ::testing::Values(std::vector<std::string>{"--sessions", "2",
+                                                                    "--max-batch", "1"},
+                                           std::vector<std::string>{"--max-batch", "4"}));
 
 }  // namespace
 }  // namespace tern

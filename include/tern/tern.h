@@ -227,6 +227,41 @@ class Session {
   Result<std::unique_ptr<LiveSession>> StartLive(const LiveOptions& options);
 
  private:
+  friend class BatchSession;  // its lanes are Session::Impls
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Many transcriptions at once over one Model (docs/batching.md). Transcribe may be called
+// from up to max_batch threads at once (more wait for a free lane). Each transcription runs
+// its encoder and prefill alone on the shared threads, then decodes in lockstep with the
+// others: one batched decoder step advances every transcription that is decoding by one
+// token, so the decoder's weights stream from memory once per step for all of them instead
+// of once per transcription. Its tokens, log-probabilities and text are exactly those
+// Session::Transcribe gives for the same audio and options, whatever runs beside it. Beam
+// search (DecodingOptions::beam > 1) decodes alone; the others wait for it.
+class BatchSession {
+ public:
+  // threads <= 0: the number of online CPUs; max_batch in [1, 256].
+  BatchSession(std::shared_ptr<const Model> model, int threads = 0, int max_batch = 16);
+  ~BatchSession();
+  BatchSession(const BatchSession&) = delete;
+  BatchSession& operator=(const BatchSession&) = delete;
+
+  // Session::Transcribe's contract; blocks until done (or until a lane is free first).
+  Result<Transcript> Transcribe(const Audio& audio, const TranscribeOptions& options);
+  int threads() const;
+  int max_batch() const;
+
+  // Batched decoder steps run so far, and the sequences they advanced (their ratio is the
+  // mean batch size).
+  struct Stats {
+    int64_t steps = 0;
+    int64_t rows = 0;
+  };
+  Stats stats() const;
+
+ private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

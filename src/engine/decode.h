@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "engine/content_stream.h"
 #include "engine/hotwords.h"
+#include "engine/stepper.h"
 #include "models/vibeasr/decoder.h"
 #include "runtime/thread_pool.h"
 #include "tern/tern.h"
@@ -49,9 +50,10 @@ void NoteNoSpeechProb(std::span<const int32_t> generated, std::span<const float>
                       const DecodeContext& c, Decoded* d);
 
 // Greedy or sampled decoding, one token at a time, from `state` just after the prefill
-// (`logits`: its last row's) with the first new token at position `pos`; each token goes to
-// `streamer` once the next is decoded.
-Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
+// (`logits`: its last row's) with the first new token at position `pos`, advanced by
+// `stepper` (a member of it for the whole loop); each token goes to `streamer` once the next
+// is decoded.
+Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, Stepper& stepper,
                               std::vector<float> logits, int32_t pos, const DecodeContext& c,
                               ContentStreamer& streamer);
 

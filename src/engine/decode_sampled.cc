@@ -8,7 +8,7 @@
 
 namespace tern::engine {
 
-Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
+Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, Stepper& stepper,
                               std::vector<float> logits, int32_t pos, const DecodeContext& c,
                               ContentStreamer& streamer) {
   const TranscribeOptions& o = c.options;
@@ -47,7 +47,7 @@ Result<Decoded> DecodeSampled(vibeasr::DecoderState& state, ThreadPool& pool,
       return CancelledError("transcription cancelled by the progress callback");
     if (!streamer.Step(out.tokens))
       return CancelledError("transcription cancelled by the text callback");
-    TERN_RETURN_IF_ERROR(state.Step(tok, pos++, pool, &logits));
+    TERN_RETURN_IF_ERROR(stepper.Step(state, tok, pos++, &logits));
   }
   return out;
 }

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <optional>
 #include <span>
-#include <thread>
 
 #include "base/timer.h"
 #include "engine/content_stream.h"
@@ -14,6 +13,7 @@
 #include "engine/live.h"
 #include "engine/long_audio.h"
 #include "engine/model_impl.h"
+#include "engine/session_impl.h"
 #include "engine/no_speech.h"
 #include "engine/prefill.h"
 #include "engine/prompt.h"
@@ -24,69 +24,18 @@
 
 namespace tern {
 
-struct Session::Impl {
-  std::shared_ptr<const Model> model;
-  ThreadPool pool;
-  std::unique_ptr<vibeasr::DecoderState> state;
-  // Activation buffers and the branches' thread pools, kept between calls.
-  vibeasr::Encoder::Scratch encoder_scratch;
-
-  Impl(std::shared_ptr<const Model> m, int threads) : model(std::move(m)), pool(threads) {}
-
-  const Model::Impl& m() const { return model->impl(); }
-
-  // One prompt for samples x[0, n) (the whole audio, or one piece of it); `prompt` was built
-  // for n samples. `bias`: options.decoding.hotwords as token sequences, built once per
-  // call. `stream`: where the text goes as it is decoded (null without
-  // TranscribeOptions::on_text).
-  Result<Transcript> TranscribeWhole(const float* x, int64_t n, const std::string& name,
-                                     const engine::Prompt& prompt, const TranscribeOptions& options,
-                                     const engine::HotwordBias& bias, engine::TextStream* stream);
-
-  // Session::Transcribe once the options fit the model (engine::FitOptions) and the audio
-  // holds sound: one prompt, or pieces.
-  Result<Transcript> TranscribeFitted(const Audio& audio, const TranscribeOptions& options);
-
-  // The prompt head whose rows the state holds first (see StateFor).
-  std::vector<int32_t> cached_head;
-
-  // A state with room for `rows` cache rows, reused across calls when it is big enough.
-  // Every prompt starts with the same system turn (up to the first speech pad), so the rows
-  // of the longest head it shares with the previous prompt stay; returns how many did.
-  int64_t StateFor(int64_t rows, std::span<const int32_t> head) {
-    int64_t keep = 0;
-    if (!state || state->max_tokens() < rows) {
-      state = std::make_unique<vibeasr::DecoderState>(*m().decoder, rows);
-    } else {
-      const size_t n = std::min(cached_head.size(), head.size());
-      while (keep < static_cast<int64_t>(n) && cached_head[keep] == head[keep]) ++keep;
-    }
-    state->Rewind(keep);
-    cached_head.assign(head.begin(), head.begin() + keep);
-    return keep;
-  }
-};
-
-namespace {
-
-int DefaultThreads(int threads) {
-  if (threads > 0) return threads;
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : static_cast<int>(hw);
-}
-
-}  // namespace
-
 Session::Session(std::shared_ptr<const Model> model, int threads)
-    : impl_(std::make_unique<Impl>(std::move(model), DefaultThreads(threads))) {}
+    : impl_(std::make_unique<Impl>(std::move(model), engine::ThreadsOrCpus(threads))) {}
 Session::~Session() = default;
-int Session::threads() const { return impl_->pool.size(); }
+int Session::threads() const { return impl_->compute->pool.size(); }
 
 Result<Features> Session::Encode(const Audio& audio) {
   if (audio.samples.empty())
     return InvalidArgumentError("%s: no audio samples", audio.name.c_str());
-  return impl_->m().encoder->Run(audio.samples.data(), audio.samples.size(), impl_->pool, nullptr,
-                                 &impl_->encoder_scratch);
+  engine::Compute& c = *impl_->compute;
+  std::lock_guard<FairMutex> lock(c.mu);
+  return impl_->m().encoder->Run(audio.samples.data(), audio.samples.size(), c.pool, nullptr,
+                                 &c.encoder_scratch);
 }
 
 Result<Transcript> Session::Impl::TranscribeWhole(
@@ -99,13 +48,18 @@ Result<Transcript> Session::Impl::TranscribeWhole(
   t.model = m.info.name;
   t.head = m.info.head;
   t.isa = m.info.isa;
-  t.threads = pool.size();
+  engine::Compute& cp = *compute;
+  t.threads = cp.pool.size();
 
   // 1. Encoder: frames x hidden speech features.
   vibeasr::EncoderTimings et;
   Timer timer;
-  TERN_ASSIGN_OR_RETURN(Features feats,
-                        m.encoder->Run(x, static_cast<size_t>(n), pool, &et, &encoder_scratch));
+  Result<Features> encoded = [&] {
+    std::lock_guard<FairMutex> lock(cp.mu);
+    return m.encoder->Run(x, static_cast<size_t>(n), cp.pool, &et, &cp.encoder_scratch);
+  }();
+  if (!encoded.ok()) return encoded.status();
+  const Features& feats = *encoded;
   t.metrics.encoder_ms = timer.ElapsedMs();
   t.metrics.stages = et.stages;
   if (engine::Cancelled(options)) return CancelledError("transcription cancelled");
@@ -134,8 +88,12 @@ Result<Transcript> Session::Impl::TranscribeWhole(
   const int64_t reused = StateFor(rows, head);
   vibeasr::DecoderState& st = *state;
   std::vector<float> logits;
-  TERN_RETURN_IF_ERROR(st.Prefill(
-      std::vector<vibeasr::DecoderInput>(inputs.begin() + reused, inputs.end()), pool, &logits));
+  {
+    std::lock_guard<FairMutex> lock(cp.mu);
+    TERN_RETURN_IF_ERROR(st.Prefill(
+        std::vector<vibeasr::DecoderInput>(inputs.begin() + reused, inputs.end()), cp.pool,
+        &logits));
+  }
   cached_head.assign(head.begin(), head.end());
   t.metrics.prefill_ms = st.timings().prefill_ms;
   t.metrics.prompt_tokens = static_cast<int64_t>(inputs.size());
@@ -146,10 +104,16 @@ Result<Transcript> Session::Impl::TranscribeWhole(
   // Beam search changes its mind until the end: its text goes out whole, at Finish.
   const engine::DecodeContext dc{*m.tokenizer, m.special, bias, options};
   engine::ContentStreamer streamer(stream, *m.tokenizer, m.special);
-  Result<engine::Decoded> dec =
-      options.decoding.beam > 1
-          ? engine::DecodeBeam(st, pool, logits, pos, dc)
-          : engine::DecodeSampled(st, pool, std::move(logits), pos, dc, streamer);
+  Result<engine::Decoded> dec = [&]() -> Result<engine::Decoded> {
+    if (options.decoding.beam > 1) {
+      // Its hypotheses step one by one on copies of the state: alone on the threads (in a
+      // BatchSession the others wait for this decode to end).
+      std::lock_guard<FairMutex> lock(cp.mu);
+      return engine::DecodeBeam(st, cp.pool, logits, pos, dc);
+    }
+    const engine::Membership member(*stepper);
+    return engine::DecodeSampled(st, *stepper, std::move(logits), pos, dc, streamer);
+  }();
   if (!dec.ok()) return dec.status();
   t.metrics.decode_ms = timer.ElapsedMs();
   t.metrics.decode_tokens = static_cast<int64_t>(dec->tokens.size());
@@ -181,10 +145,14 @@ Result<Transcript> Session::Impl::TranscribeWhole(
 }
 
 Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptions& asked) {
+  return impl_->Transcribe(audio, asked);
+}
+
+Result<Transcript> Session::Impl::Transcribe(const Audio& audio, const TranscribeOptions& asked) {
   TERN_RETURN_IF_ERROR(asked.Validate());
   if (audio.samples.empty())
     return InvalidArgumentError("%s: no audio samples", audio.name.c_str());
-  const ModelInfo& info = impl_->m().info;
+  const ModelInfo& info = m().info;
   // What the model declares it was not trained for goes first in every transcript's
   // warnings (a context it cannot use is dropped: FitOptions).
   std::vector<std::string> warnings = OptionWarnings(info, asked);
@@ -196,7 +164,7 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
     t.model = info.name;
     t.head = info.head;
     t.isa = info.isa;
-    t.threads = impl_->pool.size();
+    t.threads = compute->pool.size();
     t.warnings.insert(t.warnings.begin(), warnings.begin(), warnings.end());
     if (asked.on_progress) asked.on_progress(1.0);
     return t;
@@ -204,7 +172,7 @@ Result<Transcript> Session::Transcribe(const Audio& audio, const TranscribeOptio
   const std::string length = engine::LengthWarning(info, asked, audio.duration_s());
   if (!length.empty()) warnings.push_back(length);
   const TranscribeOptions options = engine::FitOptions(info, asked);
-  Result<Transcript> t = impl_->TranscribeFitted(audio, options);
+  Result<Transcript> t = TranscribeFitted(audio, options);
   if (!t.ok()) return t;
   // A context the model cannot use may leave it speechless (the published model's training
   // with context is not declared): never an empty transcript without a word why.

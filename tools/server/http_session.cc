@@ -264,7 +264,7 @@ void HttpSession::StartTranscription() {
   state_ = State::kBusy;
   const bool stream = r->stream;
   auto work = [self = shared_from_this(), job = job_, body, upload = upload_,
-               request = std::move(*r), stream](Session& session) {
+               request = std::move(*r), stream](BatchSession& session) {
     const auto executor = self->stream_.get_executor();
     StreamSink sink;
     // (each post checks on the strand that the job is still the connection's: see Abort)

@@ -1,8 +1,10 @@
 // tern-server: the engine behind an OpenAI-compatible HTTP API (routes.h lists the routes,
 // limits.h the bounds, docs/server.md both).
-//   tern-server --model DIR [--host 127.0.0.1] [--port 8080] [--sessions 1] [-t N]
-// One Model is loaded and shared; --sessions Sessions (each -t threads) transcribe at once,
-// --max-waiting more requests wait for one, and any further request gets 503 at once.
+//   tern-server --model DIR [--host 127.0.0.1] [--port 8080] [--max-batch 16] [-t N]
+// One Model is loaded and shared; --sessions BatchSessions (each -t threads) of --max-batch
+// lanes transcribe that many requests at once, those of a BatchSession decoding together
+// (one batched decoder step for all), --max-waiting more requests wait for a lane, and any
+// further request gets 503 at once.
 // Prints "tern-server: listening on http://HOST:PORT" on stdout when ready (--port 0 picks
 // a free port); SIGINT/SIGTERM stop it within --shutdown-grace + 1 s, exit status 0.
 #include <algorithm>
@@ -64,6 +66,7 @@ struct Flags {
   std::string host = "127.0.0.1";
   int port = 8080;
   int sessions = 1;
+  int max_batch = 16;
   int threads = 0;
   int max_waiting = 8;
   bool quiet = false;
@@ -84,6 +87,8 @@ tern::Status Serve(Flags& f) {
     return InvalidArgumentError("--port must be in [0, 65535], got %d", f.port);
   if (f.sessions < 1 || f.sessions > 64)
     return InvalidArgumentError("--sessions must be in [1, 64], got %d", f.sessions);
+  if (f.max_batch < 1 || f.max_batch > 256)
+    return InvalidArgumentError("--max-batch must be in [1, 256], got %d", f.max_batch);
   if (f.threads < 0 || f.threads > 1024)
     return InvalidArgumentError("--threads must be in [0, 1024], got %d", f.threads);
   if (f.max_waiting < 0 || f.max_waiting > 10000)
@@ -126,7 +131,8 @@ tern::Status Serve(Flags& f) {
   ctx.log = &log;
   ctx.uploads = std::make_unique<tern::server::UploadBudget>(f.limits.max_bodies_bytes());
   auto pool =
-      std::make_unique<tern::server::SessionPool>(model, f.sessions, threads, f.max_waiting);
+      std::make_unique<tern::server::SessionPool>(model, f.sessions, threads, f.max_waiting,
+                                                  f.max_batch);
   ctx.pool = pool.get();
   // Realtime sessions each own a Session (one prompt's KV cache and its threads) for as long
   // as they are open: --realtime-sessions bounds them apart from --sessions.
@@ -182,9 +188,15 @@ int Main(int argc, char** argv) {
   app.add_option("--head", f.head, "output head precision: f16 or int8")->capture_default_str();
   app.add_option("--host", f.host, "address to listen on")->capture_default_str();
   app.add_option("--port", f.port, "port (0: any free one)")->capture_default_str();
-  app.add_option("--sessions", f.sessions, "transcriptions at once")->capture_default_str();
+  app.add_option("--max-batch", f.max_batch,
+                 "transcriptions at once per session, decoded together (1: one at a time)")
+      ->capture_default_str();
+  app.add_option("--sessions", f.sessions,
+                 "independent sessions, each with its own threads and --max-batch lanes")
+      ->capture_default_str();
   app.add_option("-t,--threads", f.threads, "threads per session (default: cores / sessions)");
-  app.add_option("--max-waiting", f.max_waiting, "requests that may wait for a session")
+  app.add_option("--max-waiting", f.max_waiting,
+                 "requests that may wait for a lane when all are busy")
       ->capture_default_str();
   app.add_option("--max-upload-mb", f.limits.max_upload_mb, "largest request body")
       ->capture_default_str();

@@ -280,7 +280,7 @@ std::string ErrorEvent(std::string_view message, std::string_view type) {
   return Event({{"type", "error"}, {"error", {{"message", message}, {"type", type}}}});
 }
 
-Outcome RunTranscription(Session& session, const ServerConfig& config,
+Outcome RunTranscription(BatchSession& session, const ServerConfig& config,
                          const TranscriptionRequest& r, const std::atomic<bool>& cancel,
                          const StreamSink* sink) {
   Outcome out;

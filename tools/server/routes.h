@@ -98,7 +98,7 @@ struct Outcome {
 // Decodes the upload and transcribes it on `session` (a worker thread, never an I/O thread;
 // the audio is decoded only now that a session is taken). `cancel` stops it (the client
 // went away, or the server is shutting down). With stream=true, `sink` gets the events.
-Outcome RunTranscription(Session& session, const ServerConfig& config,
+Outcome RunTranscription(BatchSession& session, const ServerConfig& config,
                          const TranscriptionRequest& request, const std::atomic<bool>& cancel,
                          const StreamSink* sink);
 

@@ -5,11 +5,13 @@
 namespace tern::server {
 
 SessionPool::SessionPool(const std::shared_ptr<const Model>& model, int sessions, int threads_each,
-                         int max_waiting)
+                         int max_waiting, int max_batch)
     : max_waiting_(max_waiting) {
   for (int i = 0; i < sessions; ++i)
-    sessions_.push_back(std::make_unique<Session>(model, threads_each));
-  for (auto& s : sessions_) workers_.emplace_back([this, p = s.get()] { Work(p); });
+    sessions_.push_back(std::make_unique<BatchSession>(model, threads_each, max_batch));
+  for (auto& s : sessions_)
+    for (int lane = 0; lane < s->max_batch(); ++lane)
+      workers_.emplace_back([this, p = s.get()] { Work(p); });
 }
 
 SessionPool::~SessionPool() {
@@ -47,7 +49,7 @@ int SessionPool::running() const {
   return running_;
 }
 
-void SessionPool::Work(Session* session) {
+void SessionPool::Work(BatchSession* session) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });

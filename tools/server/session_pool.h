@@ -1,8 +1,10 @@
-// A fixed set of Sessions over one shared Model, each with its own worker thread, and a
-// bounded queue of jobs in front of them. The Model (weights, tokenizer) is loaded once and
-// immutable; each Session owns its KV cache, thread pool and encoder buffers, so N sessions
-// run N jobs at once. At most `max_waiting` more jobs wait; beyond that Submit refuses at
-// once (HTTP 503) rather than queueing without bound behind long files. A waiting job is
+// A fixed set of BatchSessions over one shared Model, each with max_batch worker threads
+// (one per lane), and a bounded queue of jobs in front of them. The Model (weights,
+// tokenizer) is loaded once and immutable; each BatchSession owns its threads and encoder
+// buffers, each of its lanes a KV cache, so sessions x max_batch jobs run at once, and the
+// jobs of one BatchSession decode together (one pass over the decoder's weights per step
+// for all of them; tern.h). At most `max_waiting` more jobs wait; beyond that Submit refuses
+// at once (HTTP 503) rather than queueing without bound behind long files. A waiting job is
 // only a closure: the HTTP layer decodes audio inside the job, after a session is taken,
 // so waiting requests never hold decoded audio. No I/O thread ever waits here.
 #pragma once
@@ -22,25 +24,26 @@ namespace tern::server {
 class SessionPool {
  public:
   SessionPool(const std::shared_ptr<const Model>& model, int sessions, int threads_each,
-              int max_waiting);
+              int max_waiting, int max_batch = 1);
   ~SessionPool();  // runs the jobs already queued, then joins the workers
   SessionPool(const SessionPool&) = delete;
   SessionPool& operator=(const SessionPool&) = delete;
 
-  using Job = std::function<void(Session&)>;
-  // Queues a job for the next free session (it runs on that session's worker thread); a
+  using Job = std::function<void(BatchSession&)>;
+  // Queues a job for the next free lane (it runs on that lane's worker thread); a
   // ResourceExhausted error, saying why, when every session is busy and max_waiting jobs
   // already wait.
   Status Submit(Job job);
 
-  int size() const { return static_cast<int>(sessions_.size()); }
+  // Jobs that run at once.
+  int size() const { return static_cast<int>(workers_.size()); }
   int waiting() const;
   int running() const;
 
  private:
-  void Work(Session* session);
+  void Work(BatchSession* session);
 
-  std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<std::unique_ptr<BatchSession>> sessions_;
   std::vector<std::thread> workers_;
   std::deque<Job> queue_;
   int max_waiting_;

@@ -2,8 +2,14 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdio>
+#include <functional>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "commands.h"
@@ -18,6 +24,7 @@ struct Flags {
   ModelOptions model;
   std::string head = "f16";
   int threads = 0;
+  int parallel = 1;
   std::string prompt_format = "text";
   TranscribeOptions transcribe;
   AudioOptions audio;
@@ -76,8 +83,22 @@ Result<Audio> ReadInput(const std::string& input, const AudioOptions& options) {
   return LoadAudioFromMemory(bytes.data(), bytes.size(), "stdin", options);
 }
 
-// One input: audio, features if asked, transcript to its destination, metrics. `said`: the
-// warnings already printed once for the whole run (OptionWarnings).
+// A transcript's warnings (but those in `said`, printed once for the whole run:
+// OptionWarnings), its header when the output names inputs, its writers, its metrics.
+Status Emit(const Flags& f, const std::string& input, const std::string& name,
+            const Transcript& t, const std::vector<OutputFormat>& formats,
+            const Destination& dest, double load_ms, const std::vector<std::string>& said) {
+  for (const std::string& w : t.warnings) {
+    if (std::find(said.begin(), said.end(), w) != said.end()) continue;
+    std::fprintf(stderr, "tern: warning: %s: %s\n", name.c_str(), w.c_str());
+  }
+  if (!f.stream) PrintHeaderIfNamed(dest, name, formats);
+  TERN_RETURN_IF_ERROR(WriteTranscript(t, input, name, formats, f.format_options, dest));
+  if (f.metrics) PrintMetrics(name, t, load_ms);
+  return Status::Ok();
+}
+
+// One input: audio, features if asked, transcript to its destination, metrics.
 Status TranscribeOne(Flags& f, const std::string& input, const std::vector<OutputFormat>& formats,
                      const Destination& dest, Session& session, double load_ms,
                      const std::vector<std::string>& said) {
@@ -115,14 +136,54 @@ Status TranscribeOne(Flags& f, const std::string& input, const std::vector<Outpu
     std::fflush(stdout);
   }
   if (!t.ok()) return t.status().WithPrefix(name);
-  for (const std::string& w : t->warnings) {
-    if (std::find(said.begin(), said.end(), w) != said.end()) continue;
-    std::fprintf(stderr, "tern: warning: %s: %s\n", name.c_str(), w.c_str());
+  return Emit(f, input, name, *t, formats, dest, load_ms, said);
+}
+
+// --parallel N: up to N inputs at once in one BatchSession (read and encoded in turn, their
+// decoding batched), each written in input order once it and those before it are done, so
+// the output is the sequential run's. No progress lines: they would interleave.
+Status RunParallel(Flags& f, const std::vector<OutputFormat>& formats, const Destination& dest,
+                   const std::shared_ptr<const Model>& model,
+                   const std::vector<std::string>& said) {
+  BatchSession batch(model, f.threads, f.parallel);
+  TranscribeOptions options = f.transcribe;
+  options.on_progress = nullptr;
+  const size_t n = f.inputs.size();
+  std::vector<std::optional<Result<Transcript>>> done(n);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  for (int w = 0; w < std::min<int>(f.parallel, static_cast<int>(n)); ++w) {
+    workers.emplace_back([&] {
+      for (size_t i = next++; i < n; i = next++) {
+        Result<Audio> audio = ReadInput(f.inputs[i], f.audio);
+        // Named as the sequential run names them: a transcription's error by its input.
+        Result<Transcript> t = Result<Transcript>(audio.status());
+        if (audio.ok()) {
+          t = batch.Transcribe(*audio, options);
+          if (!t.ok()) t = t.status().WithPrefix(f.inputs[i] == "-" ? "stdin" : f.inputs[i]);
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        done[i] = std::move(t);
+        cv.notify_all();
+      }
+    });
   }
-  if (!f.stream) PrintHeaderIfNamed(dest, name, formats);
-  TERN_RETURN_IF_ERROR(WriteTranscript(*t, input, name, formats, f.format_options, dest));
-  if (f.metrics) PrintMetrics(name, *t, load_ms);
-  return Status::Ok();
+  size_t i = 0;
+  const Status s = ForEachInput(f.inputs, "tern transcribe", [&](const std::string& input) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return done[i].has_value(); });
+    Result<Transcript> t = std::move(*done[i]);
+    done[i].reset();
+    ++i;
+    lock.unlock();
+    const std::string name = input == "-" ? "stdin" : input;
+    if (!t.ok()) return t.status();
+    return Emit(f, input, name, *t, formats, dest, model->info().load_ms, said);
+  });
+  for (std::thread& w : workers) w.join();
+  return s;
 }
 
 // The options, before anything runs (the model, the inputs, the output directory): every
@@ -144,6 +205,12 @@ Status Check(Flags& f, std::vector<OutputFormat>* out_formats) {
     if (!words.ok()) return words.status().WithPrefix("--hotwords");
     f.transcribe.decoding.hotwords = std::move(*words);
   }
+  if (f.parallel < 1 || f.parallel > 256)
+    return InvalidArgumentError("--parallel must be in [1, 256], got %d", f.parallel);
+  if (f.parallel > 1 && (f.stream || f.live || !f.dump_features.empty()))
+    return InvalidArgumentError(
+        "--parallel transcribes whole files: it does not combine with --stream, --live or "
+        "--dump-features");
   if (f.threads < 0 || f.threads > 1024)
     return InvalidArgumentError("--threads must be in [1, 1024] (0 or absent: all CPUs), got %d",
                                 f.threads);
@@ -224,10 +291,11 @@ Status Run(Flags& f, const std::vector<OutputFormat>& formats) {
                          f.inputs.size() > 1 && f.output_dir.empty() && f.output_file.empty()};
   TERN_RETURN_IF_ERROR(Prepare(dest));
   TERN_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Load(f.model));
-  Session session(model, f.threads);
   // What the model declares it was not trained for: said once, not once per input.
   const std::vector<std::string> said = OptionWarnings(model->info(), f.transcribe);
   for (const std::string& w : said) std::fprintf(stderr, "tern: warning: %s\n", w.c_str());
+  if (f.parallel > 1) return RunParallel(f, formats, dest, model, said);
+  Session session(model, f.threads);
   return ForEachInput(f.inputs, "tern transcribe", [&](const std::string& input) {
     return TranscribeOne(f, input, formats, dest, session, model->info().load_ms, said);
   });
@@ -247,6 +315,10 @@ int CmdTranscribe(int argc, char** argv) {
   app.add_option("--head", f.head, "output head precision: f16 (as stored) or int8 (W8A8)")
       ->capture_default_str();
   app.add_option("-t,--threads", f.threads, "threads (default: all CPUs)");
+  app.add_option("--parallel", f.parallel,
+                 "transcribe up to this many inputs at once, their decoding batched (one pass "
+                 "over the decoder's weights per step for all); output as without it")
+      ->capture_default_str();
   app.add_option("--format", f.prompt_format,
                  "prompt variant: text or json (segments with times and speakers; warns with a "
                  "model not trained for it)")
