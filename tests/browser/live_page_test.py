@@ -3,8 +3,9 @@
 Headless Chromium plays a WAV as its (fake) microphone: three held-out sentences the bundled
 model transcribes exactly, each preceded by a second of silence. The test starts tern-server on
 a free loopback port, opens GET /, presses the microphone button, waits for the final texts,
-presses stop, and requires the page's final text to be the clip's reference transcript.
-A screenshot and the page's text go to --out. Exits 77 (ctest's SKIP_RETURN_CODE) when
+presses stop, and requires the page's final text to be the clip's reference transcript. Then, against a server
+with --api-key: a wrong key in the page's field is refused visibly, the right one streams,
+and the server going away is shown as a closed connection. A screenshot and the page's text go to --out. Exits 77 (ctest's SKIP_RETURN_CODE) when
 chromium, chromedriver or selenium is missing.
 
     /usr/bin/python3 tests/browser/live_page_test.py --server build/bin/tern-server \
@@ -61,12 +62,12 @@ def build_clip(source, path):
     return " ".join(refs[name] for name in CLIPS)
 
 
-def start_server(binary, model, log_path):
+def start_server(binary, model, log_path, extra=()):
     """tern-server on 127.0.0.1, port 0; returns (process, port) once it listens."""
     log = open(log_path, "wb")
     proc = subprocess.Popen(
         [binary, "--model", model, "--host", "127.0.0.1", "--port", "0", "--sessions", "1",
-         "--threads", "1", "--realtime-sessions", "1", "--realtime-threads", "1"],
+         "--threads", "1", "--realtime-sessions", "1", "--realtime-threads", "1", *extra],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     log.close()
     deadline = min(time.monotonic() + 30, END)  # the model loads first; a machine may be loaded
@@ -178,12 +179,21 @@ def main():
         driver.find_element(By.ID, "mic").click()
         wait_for("live state", lambda: state() in ("live", "error"), 20)
         assert state() == "live", "the page says: " + status.text
+        print("page: " + status.text)  # the AudioContext's rate, resampled from
 
         finals = lambda: driver.find_elements(By.CSS_SELECTOR, "#final .final")
-        # The clip plays in real time (about 12 s); a loaded machine decodes late. Stop is
+        partial = driver.find_element(By.ID, "partial")
+        partials = set()  # the grey texts seen while the clip plays
+
+        def done():
+            text = partial.text
+            if text:
+                partials.add(text)
+            return len(finals()) >= len(CLIPS) or state() == "error"
+
+        # The clip plays in real time (12.1 s); a loaded machine decodes late. Stop is
         # pressed after this wait either way: what it commits is compared below.
-        wait_for("final texts", lambda: len(finals()) >= len(CLIPS) or state() == "error", 40,
-                 required=False)
+        wait_for("final texts", done, 40, required=False)
         assert state() == "live", "the page says: " + status.text
         driver.find_element(By.ID, "stop").click()
         wait_for("stopped state", lambda: state() in ("stopped", "error"), 20)
@@ -195,7 +205,39 @@ def main():
         assert state() == "stopped", "the page says: " + status.text
         assert driver.find_element(By.ID, "partial").text == "", "a partial left after stop"
         print("finals:   %r\nexpected: %r" % (text, expected))
+        print("partials seen: %r" % sorted(partials))
         assert text == expected, "the page's final text differs from the clip's transcript"
+        # Each sentence is spoken for over 2 s with an update every 0.5 s: words show (grey)
+        # before its final does. (Partial words may be revised, so only their presence counts.)
+        assert partials, "no partial text was shown"
+        assert partial.value_of_css_property("color") != \
+            finals()[0].value_of_css_property("color"), "partial and final text look the same"
+
+        # --api-key: the page's key field travels as a WebSocket subprotocol (a browser cannot
+        # set Authorization); a wrong key is refused visibly, and a server that goes away while
+        # the microphone is on is reported as a closed connection.
+        stop_process(server)
+        server, port = start_server(a.server, a.model, os.path.join(a.out, "server_key.log"),
+                                    ["--api-key", "s3cret"])
+        driver.get("http://127.0.0.1:%d/" % port)
+        status = driver.find_element(By.ID, "live-status")
+        key = driver.find_element(By.ID, "key")
+        key.send_keys("s3cre")
+        driver.find_element(By.ID, "mic").click()
+        wait_for("refusal", lambda: state() in ("live", "error"), 20)
+        assert state() == "error" and "refused" in status.text, "the page says: " + status.text
+        key.clear()
+        key.send_keys("s3cret")
+        driver.find_element(By.ID, "mic").click()
+        wait_for("live state with the key", lambda: state() in ("live", "error"), 20)
+        assert state() == "live", "the page says: " + status.text
+        stop_process(server)  # SIGTERM closes the open realtime session
+        wait_for("closed connection", lambda: state() != "live", 20)
+        driver.save_screenshot(os.path.join(a.out, "live_page_closed.png"))
+        assert state() == "error" and "closed" in status.text, "the page says: " + status.text
+        r, g, b = [int(v) for v in status.value_of_css_property("color")
+                   .split("(")[1].split(")")[0].split(",")[:3]]
+        assert r > 2 * g and r > 2 * b, "the error is not shown in red: rgb(%d, %d, %d)" % (r, g, b)
     finally:
         if driver is not None:
             driver.quit()
