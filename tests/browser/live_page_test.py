@@ -82,6 +82,7 @@ def start_server(binary, model, log_path, extra=()):
         if proc.poll() is not None:
             raise AssertionError("tern-server exited %d:\n%s" % (proc.returncode, text.decode()))
         time.sleep(0.1)
+    stop_process(proc)
     raise AssertionError("tern-server did not listen within 30 s")
 
 
@@ -117,6 +118,30 @@ BUDGET_SECONDS = 80
 END = time.monotonic() + BUDGET_SECONDS
 
 
+def become_subreaper():
+    """Chromium double-forks helpers (crashpad, zygotes); as a subreaper this process inherits
+    them when their parents exit, instead of PID 1, so it can reap them itself."""
+    import ctypes
+    try:
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (AttributeError, OSError):
+        pass  # not Linux: orphans go to init, which reaps them
+
+
+def reap_children(seconds):
+    """Waits up to `seconds` for every child (and inherited orphan) to exit, reaping each."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return True  # none left
+        if pid == 0:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
+
+
 def wait_for(what, predicate, seconds, required=True):
     """Polls predicate until it returns a true value; after `seconds`, an AssertionError (or
     False when not `required`)."""
@@ -150,6 +175,7 @@ def main():
         skip("python selenium is not installed for %s (Debian: python3-selenium)" % sys.executable)
 
     os.makedirs(a.out, exist_ok=True)
+    become_subreaper()
     started = time.monotonic()
     clip = os.path.join(a.out, "clip.wav")
     expected = build_clip(a.source, clip)
@@ -239,10 +265,13 @@ def main():
                    .split("(")[1].split(")")[0].split(",")[:3]]
         assert r > 2 * g and r > 2 * b, "the error is not shown in red: rgb(%d, %d, %d)" % (r, g, b)
     finally:
-        if driver is not None:
-            driver.quit()
-        elif service is not None:
-            service.stop()
+        try:
+            if driver is not None:
+                driver.quit()
+            elif service is not None:
+                service.stop()
+        except Exception as e:  # a dead chromedriver: its browser is found below
+            print("quitting the browser: %r" % e)
         stop_process(server)
         deadline = time.monotonic() + 10  # quit returns while the browser may still exit
         while (left := leftover_browsers(profile)) and time.monotonic() < deadline:
@@ -253,6 +282,7 @@ def main():
             except OSError:
                 pass
         shutil.rmtree(profile, ignore_errors=True)
+        reap_children(10)
     assert not left, "browser processes left after quit: %s" % left
     print("ok in %.1f s; screenshot and page text in %s" % (time.monotonic() - started, a.out))
 
