@@ -65,15 +65,24 @@ std::vector<int16_t> StreamPcm() {
 struct Client {
   net::io_context io;
   websocket::stream<net::ip::tcp::socket> ws{io};
-  int status = 0;  // the handshake's HTTP status
-  beast::error_code Connect(int port) {
+  int status = 0;        // the handshake's HTTP status
+  std::string protocol;  // the handshake's Sec-WebSocket-Protocol answer
+  // `protocols`, `authorization`: the handshake's Sec-WebSocket-Protocol and Authorization
+  // headers, when not empty.
+  beast::error_code Connect(int port, const std::string& protocols = "",
+                            const std::string& authorization = "") {
     beast::error_code ec;
     ws.next_layer().connect({net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)},
                             ec);
     if (ec) return ec;
+    ws.set_option(websocket::stream_base::decorator([=](websocket::request_type& req) {
+      if (!protocols.empty()) req.set(beast::http::field::sec_websocket_protocol, protocols);
+      if (!authorization.empty()) req.set(beast::http::field::authorization, authorization);
+    }));
     websocket::response_type r;
     ws.handshake(r, "127.0.0.1", "/v1/realtime?intent=transcription", ec);
     status = static_cast<int>(r.result_int());
+    protocol = std::string(r[beast::http::field::sec_websocket_protocol]);
     return ec;
   }
   json Next() {
@@ -170,6 +179,42 @@ TEST(ServerRealtime, ClipAtFourTimesRealTime) {
   EXPECT_NE(server.LogWith(" 101 ").find("/v1/realtime"), std::string::npos) << server.Log();
   // SIGTERM with the session still open: the server still stops cleanly
   EXPECT_EQ(server.Stop(20), 0) << server.Log();
+}
+
+// --api-key: a browser's WebSocket cannot send Authorization, so the key is also taken from
+// the subprotocols OpenAI's browser clients offer ("realtime, openai-insecure-api-key.KEY"),
+// and the answer picks "realtime" (a browser drops a handshake that picks none).
+TEST(ServerRealtime, ApiKeyAsSubprotocol) {
+  Server server({"--api-key", "s3cret", "--realtime-sessions", "2"});
+  ASSERT_GT(server.port(), 0);
+  {
+    Client none;
+    EXPECT_TRUE(none.Connect(server.port()));
+    EXPECT_EQ(none.status, 401);
+  }
+  {
+    Client wrong;
+    EXPECT_TRUE(wrong.Connect(server.port(), "realtime, openai-insecure-api-key.s3cre"));
+    EXPECT_EQ(wrong.status, 401);
+  }
+  {
+    Client header;  // the ordinary way, from clients that can set headers
+    ASSERT_FALSE(header.Connect(server.port(), "", "Bearer s3cret"));
+    EXPECT_EQ(header.protocol, "");  // none offered, none picked
+    EXPECT_EQ(header.Next()["type"], "transcription_session.created");
+  }
+  // The key as a subprotocol counts on /v1/realtime only.
+  auto r = tern::testing::Get(server.port(), "/v1/models",
+                              {{"Sec-WebSocket-Protocol", "openai-insecure-api-key.s3cret"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  Client c;  // the session above may still hold its slot: --realtime-sessions 2
+  const beast::error_code ec =
+      c.Connect(server.port(), "realtime,openai-insecure-api-key.s3cret, openai-beta.realtime-v1");
+  ASSERT_FALSE(ec) << c.status;
+  EXPECT_EQ(c.status, 101);
+  EXPECT_EQ(c.protocol, "realtime");
+  EXPECT_EQ(c.Next()["type"], "transcription_session.created");
 }
 
 }  // namespace

@@ -130,8 +130,12 @@ void HttpSession::OnHeader(beast::error_code ec) {
   const std::string_view target = req.target();
   const std::string_view path = target.substr(0, target.find('?'));
   // --api-key: refused before the body is read (the connection closes: the body is unread).
+  // A browser's WebSocket may carry the key as a subprotocol instead (realtime_ws.h).
+  std::string authorization(req[http::field::authorization]);
+  if (authorization.empty() && path == "/v1/realtime")
+    authorization = AuthorizationFromSubprotocols(req[http::field::sec_websocket_protocol]);
   if (path.rfind("/v1/", 0) == 0 && req.method() != http::verb::options &&
-      !Authorized(ctx_.config, req[http::field::authorization])) {
+      !Authorized(ctx_.config, authorization)) {
     if (!parser_->is_done()) keep_alive_ = false, linger_ = true;
     return Respond(JsonError(401, "missing or wrong API key (Authorization: Bearer <key>)"));
   }

@@ -1,5 +1,6 @@
 #include "realtime_ws.h"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <utility>
@@ -47,8 +48,13 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
         websocket::stream_base::timeout::suggested(beast::role_type::server);
     t.idle_timeout = websocket::stream_base::none();  // ours: idle_, with an error event
     ws_.set_option(t);
-    ws_.set_option(websocket::stream_base::decorator(
-        [](websocket::response_type& res) { res.set(http::field::server, "tern-server"); }));
+    // A client that offers subprotocols (a browser sending its API key that way) fails the
+    // handshake unless the answer picks one; "realtime" is the one OpenAI's clients offer.
+    const bool realtime = OffersSubprotocol(req[http::field::sec_websocket_protocol], "realtime");
+    ws_.set_option(websocket::stream_base::decorator([realtime](websocket::response_type& res) {
+      res.set(http::field::server, "tern-server");
+      if (realtime) res.set(http::field::sec_websocket_protocol, "realtime");
+    }));
     ws_.async_accept(req,
                      [self = shared_from_this()](beast::error_code ec) { self->OnAccept(ec); });
   }
@@ -179,7 +185,37 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
   websocket::close_code close_code_ = websocket::close_code::normal;
 };
 
+// Calls f(token) for each comma-separated, space-trimmed token of a header value.
+template <typename F>
+void ForEachToken(std::string_view list, F f) {
+  while (!list.empty()) {
+    const size_t comma = std::min(list.find(','), list.size());
+    std::string_view token = list.substr(0, comma);
+    while (!token.empty() && (token.front() == ' ' || token.front() == '\t'))
+      token.remove_prefix(1);
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+    if (!token.empty()) f(token);
+    list.remove_prefix(std::min(comma + 1, list.size()));
+  }
+}
+
 }  // namespace
+
+std::string AuthorizationFromSubprotocols(std::string_view offered) {
+  constexpr std::string_view kPrefix = "openai-insecure-api-key.";
+  std::string authorization;
+  ForEachToken(offered, [&](std::string_view token) {
+    if (authorization.empty() && token.substr(0, kPrefix.size()) == kPrefix)
+      authorization = "Bearer " + std::string(token.substr(kPrefix.size()));
+  });
+  return authorization;
+}
+
+bool OffersSubprotocol(std::string_view offered, std::string_view name) {
+  bool found = false;
+  ForEachToken(offered, [&](std::string_view token) { found = found || token == name; });
+  return found;
+}
 
 void StartRealtime(tcp::socket socket, const http::request<http::string_body>& req,
                    RealtimeContext& ctx) {

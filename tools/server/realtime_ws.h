@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/http/message.hpp>
@@ -32,6 +33,14 @@ struct RealtimeContext {
   int max_sessions = 4;
   std::atomic<int> sessions{0};
 };
+
+// A browser cannot set Authorization on a WebSocket, so OpenAI's browser clients send the key
+// among the offered subprotocols instead: "Sec-WebSocket-Protocol: realtime,
+// openai-insecure-api-key.KEY". This returns the Authorization value that stands for
+// ("Bearer KEY"), or "" when no such subprotocol is offered.
+std::string AuthorizationFromSubprotocols(std::string_view offered);
+// Whether `name` is among the offered subprotocols (a comma-separated list).
+bool OffersSubprotocol(std::string_view offered, std::string_view name);
 
 // Takes over `socket`, whose request `req` asked for the upgrade (a client sends nothing more
 // before the handshake's answer): answers the handshake, or 503 when max_sessions are open.

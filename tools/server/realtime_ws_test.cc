@@ -299,5 +299,22 @@ TEST(RealtimeWs, SessionsAreBoundedIdleOnesCloseAndVanishedClientsAreFreed) {
   ctx.max_sessions = 4;
 }
 
+// The API key a browser sends as a subprotocol (it cannot set Authorization on a WebSocket).
+TEST(RealtimeWs, SubprotocolsCarryTheApiKey) {
+  EXPECT_EQ(AuthorizationFromSubprotocols("realtime, openai-insecure-api-key.k3y"), "Bearer k3y");
+  EXPECT_EQ(AuthorizationFromSubprotocols("openai-insecure-api-key.a,openai-insecure-api-key.b"),
+            "Bearer a");  // the first one
+  EXPECT_EQ(AuthorizationFromSubprotocols(" \topenai-insecure-api-key.k3y\t ,realtime"),
+            "Bearer k3y");
+  EXPECT_EQ(AuthorizationFromSubprotocols("realtime, openai-beta.realtime-v1"), "");
+  EXPECT_EQ(AuthorizationFromSubprotocols("x-openai-insecure-api-key.k3y"), "");
+  EXPECT_EQ(AuthorizationFromSubprotocols(""), "");
+  EXPECT_TRUE(OffersSubprotocol("openai-insecure-api-key.k, realtime", "realtime"));
+  EXPECT_TRUE(OffersSubprotocol("realtime", "realtime"));
+  EXPECT_FALSE(OffersSubprotocol("realtime-v1, xrealtime", "realtime"));
+  EXPECT_FALSE(OffersSubprotocol(",,", "realtime"));
+  EXPECT_FALSE(OffersSubprotocol("", "realtime"));
+}
+
 }  // namespace
 }  // namespace tern::server
