@@ -247,7 +247,9 @@ TEST(ServerHostile, DisconnectCancelsTheTranscription) {
   std::printf("[figure] session free %.0f ms after the client hung up\n", freed * 1000);
   EXPECT_EQ(status, 200);
   if (kSlack == 1) {
-    EXPECT_LT(freed, 1.0) << srv.Log();
+    // The piece being encoded ends (a cancel lands between pieces), then a fresh request
+    // runs: a second or so on a loaded machine, against the half hour's minutes of work.
+    EXPECT_LT(freed, 3.0) << srv.Log();
   }
   EXPECT_NE(srv.LogWith(" 499 ").find(" 499 "), std::string::npos) << srv.Log();
   EXPECT_NE(srv.Log().find("transcription cancelled"), std::string::npos) << srv.Log();
