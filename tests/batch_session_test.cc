@@ -76,8 +76,7 @@ std::vector<Job> Jobs() {
     o.decoding.hotword_boost = 4;
   });
   add(Clip("004.wav"), [](TranscribeOptions& o) { o.decoding.beam = 3; });
-  add(Joined({"005.wav", "006.wav", "007.wav"}),
-      [](TranscribeOptions& o) { o.chunk_seconds = 4; });
+  add(Joined({"005.wav", "006.wav", "007.wav"}), [](TranscribeOptions& o) { o.chunk_seconds = 4; });
   add(Clip("008.wav"), [](TranscribeOptions& o) { o.decoding.max_tokens = 5; });
   add(Clip("009.wav"), [](TranscribeOptions&) {});
   return jobs;
@@ -114,7 +113,8 @@ TEST_P(BatchSessionThreads, EachTranscriptIsTheOneItGetsAlone) {
   std::vector<Result<Transcript>> got(2 * n, Result<Transcript>(InternalError("not run")));
   std::vector<std::thread> callers;
   for (size_t i = 0; i < 2 * n; ++i)
-    callers.emplace_back([&, i] { got[i] = batch.Transcribe(jobs[i % n].audio, jobs[i % n].options); });
+    callers.emplace_back(
+        [&, i] { got[i] = batch.Transcribe(jobs[i % n].audio, jobs[i % n].options); });
   for (std::thread& c : callers) c.join();
   for (size_t i = 0; i < 2 * n; ++i) {
     ASSERT_TRUE(got[i].ok()) << got[i].status().ToString();

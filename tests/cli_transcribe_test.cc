@@ -202,11 +202,11 @@ TEST(CliTranscribe, ParallelOutputEqualsTheSequentialRun) {
   EXPECT_EQ(headers, 8u) << one.out;  // every input but the silent one
 
   const std::string seq = root + "/seq", par = root + "/par";
-  ASSERT_EQ(Transcribe("--output-format verbose_json,srt --output-dir " + seq + inputs).exit_code, 1);
-  ASSERT_EQ(
-      Transcribe("--parallel 3 --output-format verbose_json,srt --output-dir " + par + inputs)
-          .exit_code,
-      1);
+  ASSERT_EQ(Transcribe("--output-format verbose_json,srt --output-dir " + seq + inputs).exit_code,
+            1);
+  ASSERT_EQ(Transcribe("--parallel 3 --output-format verbose_json,srt --output-dir " + par + inputs)
+                .exit_code,
+            1);
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(seq)) {
     ++files;

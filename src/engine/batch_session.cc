@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "engine/session_impl.h"
@@ -12,6 +13,7 @@
 namespace tern {
 
 struct BatchSession::Impl {
+  std::shared_ptr<const Model> model;
   std::shared_ptr<engine::Compute> compute;
   engine::StepBatcher batcher;
   std::vector<std::unique_ptr<Session::Impl>> lanes;
@@ -19,8 +21,9 @@ struct BatchSession::Impl {
   std::mutex mu;
   std::condition_variable cv;
 
-  Impl(const std::shared_ptr<const Model>& model, int threads, int max_batch)
-      : compute(std::make_shared<engine::Compute>(threads)),
+  Impl(std::shared_ptr<const Model> m, int threads, int max_batch)
+      : model(std::move(m)),
+        compute(std::make_shared<engine::Compute>(threads)),
         batcher(*model->impl().decoder, *compute, max_batch) {
     for (int i = 0; i < max_batch; ++i)
       lanes.push_back(std::make_unique<Session::Impl>(model, compute, &batcher));
@@ -44,7 +47,8 @@ struct BatchSession::Impl {
 };
 
 BatchSession::BatchSession(std::shared_ptr<const Model> model, int threads, int max_batch)
-    : impl_(std::make_unique<Impl>(model, engine::ThreadsOrCpus(threads), std::clamp(max_batch, 1, 256))) {}
+    : impl_(std::make_unique<Impl>(std::move(model), engine::ThreadsOrCpus(threads),
+                                   std::clamp(max_batch, 1, 256))) {}
 BatchSession::~BatchSession() = default;
 
 Result<Transcript> BatchSession::Transcribe(const Audio& audio, const TranscribeOptions& options) {

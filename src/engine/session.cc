@@ -90,9 +90,9 @@ Result<Transcript> Session::Impl::TranscribeWhole(
   std::vector<float> logits;
   {
     std::lock_guard<FairMutex> lock(cp.mu);
-    TERN_RETURN_IF_ERROR(st.Prefill(
-        std::vector<vibeasr::DecoderInput>(inputs.begin() + reused, inputs.end()), cp.pool,
-        &logits));
+    TERN_RETURN_IF_ERROR(
+        st.Prefill(std::vector<vibeasr::DecoderInput>(inputs.begin() + reused, inputs.end()),
+                   cp.pool, &logits));
   }
   cached_head.assign(head.begin(), head.end());
   t.metrics.prefill_ms = st.timings().prefill_ms;

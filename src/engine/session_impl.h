@@ -75,5 +75,4 @@ struct Session::Impl {
   }
 };
 
-
 }  // namespace tern

@@ -347,7 +347,7 @@ void HttpSession::OnPeerReadable(beast::error_code ec, uint64_t generation) {
 
 void HttpSession::FinishJob(const Job* job, Outcome out) {
   if (job != job_.get()) return;  // answered already (Abort)
-  ++watch_generation_;  // the peer watch, if still pending, is stale now
+  ++watch_generation_;            // the peer watch, if still pending, is stale now
   const bool gone = job_ && job_->gone;
   job_.reset();
   entry_.audio_seconds = out.audio_seconds;

@@ -130,9 +130,8 @@ tern::Status Serve(Flags& f) {
   ctx.cors_origin = f.cors_origin;
   ctx.log = &log;
   ctx.uploads = std::make_unique<tern::server::UploadBudget>(f.limits.max_bodies_bytes());
-  auto pool =
-      std::make_unique<tern::server::SessionPool>(model, f.sessions, threads, f.max_waiting,
-                                                  f.max_batch);
+  auto pool = std::make_unique<tern::server::SessionPool>(model, f.sessions, threads, f.max_waiting,
+                                                          f.max_batch);
   ctx.pool = pool.get();
   // Realtime sessions each own a Session (one prompt's KV cache and its threads) for as long
   // as they are open: --realtime-sessions bounds them apart from --sessions.

@@ -85,9 +85,9 @@ Result<Audio> ReadInput(const std::string& input, const AudioOptions& options) {
 
 // A transcript's warnings (but those in `said`, printed once for the whole run:
 // OptionWarnings), its header when the output names inputs, its writers, its metrics.
-Status Emit(const Flags& f, const std::string& input, const std::string& name,
-            const Transcript& t, const std::vector<OutputFormat>& formats,
-            const Destination& dest, double load_ms, const std::vector<std::string>& said) {
+Status Emit(const Flags& f, const std::string& input, const std::string& name, const Transcript& t,
+            const std::vector<OutputFormat>& formats, const Destination& dest, double load_ms,
+            const std::vector<std::string>& said) {
   for (const std::string& w : t.warnings) {
     if (std::find(said.begin(), said.end(), w) != said.end()) continue;
     std::fprintf(stderr, "tern: warning: %s: %s\n", name.c_str(), w.c_str());
@@ -171,7 +171,7 @@ Status RunParallel(Flags& f, const std::vector<OutputFormat>& formats, const Des
     });
   }
   size_t i = 0;
-  const Status s = ForEachInput(f.inputs, "tern transcribe", [&](const std::string& input) {
+  Status s = ForEachInput(f.inputs, "tern transcribe", [&](const std::string& input) {
     std::unique_lock<std::mutex> lock(mu);
     cv.wait(lock, [&] { return done[i].has_value(); });
     Result<Transcript> t = std::move(*done[i]);
