@@ -52,16 +52,27 @@ def duration_str(n):
     return "%.2f" % float(np.float32(n) / np.float32(SR))
 
 
-def prompt_parts(tok, n):
-    """Token layout of spec 5 for a clip of n samples.
-    Returns (prefix ids, N pads, F frames fed, suffix ids, n_prompt)."""
+JSON_KEYS = " with these keys: Start, End, Speaker, Content"
+
+
+def suffix_text(n, json_format=False, context=""):
+    """The user turn's text after <|speech_end|> (spec 5.3; src/engine/prompt.cc)."""
+    s = "\nThis is a " + duration_str(n) + " seconds audio, "
+    if not context:
+        return s + ("please transcribe it" + JSON_KEYS if json_format else "please transcribe it.")
+    return s + "with extra info: " + context + "\n\nPlease transcribe it" + \
+        (JSON_KEYS if json_format else ".")
+
+
+def prompt_parts(tok, n, json_format=False, context=""):
+    """Token layout of spec 5 for a clip of n samples (text or JSON prompt, with or without
+    a context line). Returns (prefix ids, N pads, F frames fed, suffix ids, n_prompt)."""
     S = tok.special
     pre = [S("<|im_start|>")] + tok.encode("system\n" + SYSTEM) + [S("<|im_end|>")] + \
         tok.encode("\n") + [S("<|im_start|>")] + tok.encode("user\n") + [S("<|speech_start|>")]
     N = max(1, -(-n // HOP))
     Fr = max(1, n // HOP)
-    suf = [S("<|speech_end|>")] + \
-        tok.encode("\nThis is a " + duration_str(n) + " seconds audio, please transcribe it.") + \
+    suf = [S("<|speech_end|>")] + tok.encode(suffix_text(n, json_format, context)) + \
         [S("<|im_end|>")] + tok.encode("\n")
     return pre, N, Fr, suf, len(pre) + N + len(suf)
 

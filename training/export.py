@@ -12,6 +12,7 @@ PyTorch forward uses (validate()).
 """
 import argparse
 import os
+import shutil
 
 import numpy as np
 import torch
@@ -178,14 +179,15 @@ def lm_kvs(m, tok):
     ]
 
 
-def trained_kvs():
-    """What the model was trained with (docs/formats-tern-keys.md): plain text prompts, never
-    a context or the JSON prompt; the longest training clip, in seconds."""
-    _, meta = common.read_split("train")
+def trained_kvs(split="train"):
+    """What the model was trained with (docs/formats-tern-keys.md), read from its training
+    split: whether any clip had a context line or asked for the JSON answer, and the
+    longest clip in seconds. (train_decoder.py's split: the decoder is what answers.)"""
+    _, meta = common.read_split(split)
     longest = max(mt["length"] for mt in meta) / common.SR
     return [
-        ("tern.trained.context", G.V_BOOL, False),
-        ("tern.trained.json_format", G.V_BOOL, False),
+        ("tern.trained.context", G.V_BOOL, any(mt.get("context") for mt in meta)),
+        ("tern.trained.json_format", G.V_BOOL, any(mt.get("json") for mt in meta)),
         ("tern.trained.max_audio_seconds", G.V_F32, longest),
     ]
 
@@ -194,7 +196,7 @@ VAE_NAME = "vibeasr-vae-encoder-i8_s.gguf"
 LM_NAME = "vibeasr-lm-i2_s-embed-q6_k.gguf"
 
 
-def validate(out_dir, m, tok):
+def validate(out_dir, m, tok, check_vae=True):
     """Re-read both files; check structure, in-band scales, and that every dequantized tensor
     equals what the PyTorch quantized forward uses."""
     qs = m.qs
@@ -204,7 +206,7 @@ def validate(out_dir, m, tok):
     n_i2 = sum(t["type"] == G.T_I2S for t in lm.tensors.values())
     with torch.no_grad():
         enc = m.encoder
-        for P, head in (("acoustic", enc.acoustic), ("semantic", enc.semantic)):
+        for P, head in (("acoustic", enc.acoustic), ("semantic", enc.semantic))[:2 * check_vae]:
             mods = {f"{P}.head.conv.conv": head.head, f"{P}_connector.fc1": head.fc1,
                     f"{P}_connector.fc2": head.fc2}
             for i, (down, st) in enumerate(zip(enc.trunk.down, enc.trunk.stages)):
@@ -246,12 +248,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", default=os.path.join(common.WORK, "ckpt.pt"))
     ap.add_argument("--out", default=os.path.join(common.HERE, "..", "models", "tiny-en"))
+    ap.add_argument("--split", default="train",
+                    help="the training split whose clips the tern.trained.* keys describe")
+    ap.add_argument("--vae-from", default="",
+                    help="copy this folder's encoder file byte for byte (the encoder was "
+                         "frozen: train_decoder.py) instead of writing it from the checkpoint")
     a = ap.parse_args()
     tok, m = load(a.ckpt)
     os.makedirs(a.out, exist_ok=True)
-    G.write(os.path.join(a.out, VAE_NAME), vae_kvs(m), vae_tensors(m))
-    G.write(os.path.join(a.out, LM_NAME), lm_kvs(m, tok) + trained_kvs(), lm_tensors(m))
-    validate(a.out, m, tok)
+    if a.vae_from:
+        shutil.copyfile(os.path.join(a.vae_from, VAE_NAME), os.path.join(a.out, VAE_NAME))
+    else:
+        G.write(os.path.join(a.out, VAE_NAME), vae_kvs(m), vae_tensors(m))
+    G.write(os.path.join(a.out, LM_NAME), lm_kvs(m, tok) + trained_kvs(a.split), lm_tensors(m))
+    validate(a.out, m, tok, check_vae=not a.vae_from)
 
 
 if __name__ == "__main__":

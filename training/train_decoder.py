@@ -38,11 +38,12 @@ import torch
 import torch.nn.functional as F
 
 import common
+import natural
 import synth
 import train
 
 
-def clip_features(init, audio, meta, views, seed, tern_dev, jobs, chunk=500):
+def clip_features(init, audio, meta, views, seed, tern_dev, jobs, chunk=500, model_dir=""):
     """-> feats[v][i]: [Fr_i, hidden] float32 for view v of clip i (v = 0 the clean clip),
     computed by tern's engine from the exported encoder: exactly the features inference
     sees. Each view goes through a 16-bit WAV as at inference (an augmented one scaled to a
@@ -52,9 +53,10 @@ def clip_features(init, audio, meta, views, seed, tern_dev, jobs, chunk=500):
     t0 = time.time()
     out = [[None] * len(meta) for _ in range(views)]
     with tempfile.TemporaryDirectory() as tmp:
-        model = os.path.join(tmp, "model")
-        subprocess.run([sys.executable, os.path.join(common.HERE, "export.py"), "--ckpt", init,
-                        "--out", model], check=True, stdout=subprocess.DEVNULL)
+        model = model_dir or os.path.join(tmp, "model")
+        if not model_dir:
+            subprocess.run([sys.executable, os.path.join(common.HERE, "export.py"), "--ckpt",
+                            init, "--out", model], check=True, stdout=subprocess.DEVNULL)
 
         def run(part):
             wavs = []
@@ -72,8 +74,9 @@ def clip_features(init, audio, meta, views, seed, tern_dev, jobs, chunk=500):
                 raise RuntimeError(f"tern-dev encode: {r.stderr.strip()}")
             for (v, i), wav in zip(part, wavs):
                 f32 = wav[:-4] + ".f32"
-                out[v][i] = torch.from_numpy(
-                    np.fromfile(f32, dtype=np.float32).reshape(-1, common.CFG["hidden"]))
+                out[v][i] = torch.from_numpy(        # half the memory; exact enough
+                    np.fromfile(f32, dtype=np.float32).reshape(-1, common.CFG["hidden"])
+                    .astype(np.float16))
                 os.remove(wav)
                 os.remove(f32)
             return len(part)
@@ -101,15 +104,16 @@ def prompt_head(m, tok):
     return [L.kv for L in m.decoder.layers], P
 
 
-def build(m, tok, feats, lens, targets, tok_drop, rng, P):
+def build(m, tok, feats, lens, targets, tok_drop, rng, P, opts=None):
     """The rest of each clip's prompt and its answer, right-padded: (x, pos, mask, labels,
     rows); x continues the shared prompt head of P tokens (mask [B, S, P + S]), rows[b] =
     (row predicting target 0, frame count) for the guide. Every clip has its own pad count,
     frame count and duration string, as at inference."""
     seqs, poss, labs, rows = [], [], [], []
     E = m.decoder.embed
-    for f, n, t in zip(feats, lens, targets):
-        pre, N, Fr, suf, n_prompt = common.prompt_parts(tok, n)
+    opts = opts or [(False, "")] * len(feats)
+    for f, n, t, (js, ctx) in zip(feats, lens, targets, opts):
+        pre, N, Fr, suf, n_prompt = common.prompt_parts(tok, n, js, ctx)
         inp = list(t[:-1])
         for k in range(3, len(inp)):            # keep the <|im_start|>assistant\n header
             if tok_drop > 0 and rng.random() < tok_drop:
@@ -140,9 +144,12 @@ def build(m, tok, feats, lens, targets, tok_drop, rng, P):
     return x, pos, mask, labels, rows
 
 
-def guide(m, tok, targets, rows, P):
+def guide(m, tok, targets, rows, P, aligns=None):
     """train.guide_loss for clips with their own prompt layout, all clips at once (rows in
-    build's coordinates; attention keys include the P-token prompt head)."""
+    build's coordinates; attention keys include the P-token prompt head). aligns[b], when
+    given, is (centres, sigmas) per content token in frames (from the clip's segments,
+    align_of); otherwise token c of L is centred at (c + 0.5) / L of the clip, sigma 15% of
+    the clip + 1 frame (train.guide_prior)."""
     head = len(common.target_ids(tok, "")) - 1
     lc = torch.tensor([max(0, len(t) - head - 1) for t in targets])
     fr = torch.tensor([r[1] for r in rows], dtype=torch.float32)
@@ -152,10 +159,20 @@ def guide(m, tok, targets, rows, P):
         return torch.zeros(())
     c = torch.arange(Lc, dtype=torch.float32)[None]                      # [1, Lc]
     centre = (c + 0.5) / lc.clamp(min=1)[:, None] * fr[:, None]          # [B, Lc]
-    i = torch.arange(Fm, dtype=torch.float32)[None, None]                # [1, 1, Fm]
-    prior = train.guide_prior(i, centre[:, :, None], fr[:, None, None])
-    prior = prior * (i < fr[:, None, None])                              # own frames only
+    sig = (0.15 * fr + 1.0)[:, None].expand(-1, Lc).clone()
     valid = c < lc[:, None]                                              # [B, Lc]
+    if aligns is not None:
+        for b, al in enumerate(aligns):
+            if al is None:
+                continue
+            ce, sg = al
+            k = min(len(ce), Lc)
+            centre[b, :k] = torch.tensor(ce[:k])
+            sig[b, :k] = torch.tensor(sg[:k])
+            valid[b, :k] &= torch.tensor(ce[:k]) >= 0
+    i = torch.arange(Fm, dtype=torch.float32)[None, None]                # [1, 1, Fm]
+    prior = torch.exp(-((i - centre[:, :, None]) ** 2) / (2 * sig[:, :, None] ** 2))
+    prior = prior * (i < fr[:, None, None])                              # own frames only
     att0 = m.decoder.layers[0].last_att
     rows_i = (base[:, None] + head + c.long()) * valid                # padding rows: row 0
     rows_i = rows_i.clamp(max=att0.shape[-2] - 1)
@@ -168,22 +185,96 @@ def guide(m, tok, targets, rows, P):
     return total / max(1, int(valid.sum()) * len(m.decoder.layers))
 
 
-def losses(m, tok, feats, lens, targets, tok_drop, rng):
+def answer_pieces(mt):
+    """The answer of a clip as (pieces, segment of each piece): the JSON rows or the
+    utterances, whose concatenation is the target text."""
+    segs = mt.get("segs") or []
+    if mt.get("json"):
+        rows = [natural.segments_json([s])[1:-1] for s in segs]
+        if not rows:
+            return ["[]"], [None]
+        pieces = ["[" + rows[0]] + ["," + r for r in rows[1:]]
+        pieces[-1] += "]"
+        return pieces, list(range(len(segs)))
+    if not segs or mt.get("kind") == "single":
+        return [mt["text"]], [None]
+    return [s[3] if k == 0 else " " + s[3] for k, s in enumerate(segs)], list(range(len(segs)))
+
+
+def target_of(tok, mt):
+    return common.target_ids(tok, "".join(answer_pieces(mt)[0]))
+
+
+def align_of(tok, mt):
+    """Per content token (centre, sigma) in frames from the clip's segments: a piece's
+    tokens spread over its segment's speech; None (the whole-clip rule) for a single
+    utterance or when the pieces tokenize differently apart than together."""
+    pieces, seg_of = answer_pieces(mt)
+    if seg_of[0] is None:
+        return None
+    ids = [tok.encode(p) for p in pieces]
+    if sum(len(x) for x in ids) != len(tok.encode("".join(pieces))):
+        return None
+    ce, sg = [], []
+    for x, k in zip(ids, seg_of):
+        a, b = mt["segs"][k][0] * common.SR / common.HOP, mt["segs"][k][1] * common.SR / common.HOP
+        for j in range(len(x)):
+            ce.append(a + (j + 0.5) / len(x) * (b - a))
+            sg.append(0.15 * (b - a) + 1.0)
+    ce.append(-1.0)          # <|im_end|>: no prior
+    sg.append(1.0)
+    return ce, sg
+
+
+def losses(m, tok, feats, lens, targets, tok_drop, rng, opts=None, aligns=None):
     """(cross-entropy of the answers, alignment guide) of one batch."""
     past, P = prompt_head(m, tok)
-    x, pos, mask, labels, rows = build(m, tok, feats, lens, targets, tok_drop, rng, P)
+    x, pos, mask, labels, rows = build(m, tok, feats, lens, targets, tok_drop, rng, P, opts)
     h = m.decoder(x, pos, mask, past=past, head=False)
     sel = labels != -100                          # the head only where there is a label
     ce = F.cross_entropy(m.decoder.output(h[sel]), labels[sel])
-    return ce, guide(m, tok, targets, rows, P)
+    return ce, guide(m, tok, targets, rows, P, aligns)
+
+
+def save_small(m, path, step, args):
+    """The decoder alone in fp16, no optimizer state (a few MB): what --resume reads."""
+    sd = {k: v.half() for k, v in m.decoder.state_dict().items()}
+    torch.save({"decoder": sd, "step": step, "args": vars(args)}, path)
+
+
+def load_small(m, path):
+    ck = torch.load(path, map_location="cpu")
+    m.decoder.load_state_dict({k: v.float() for k, v in ck["decoder"].items()})
+    return ck.get("step", 0)
+
+
+def batches(lens, costs, budget, rng):
+    """Clips of similar length together, as many as fit `budget` tokens (at least one)."""
+    order = sorted(range(len(lens)), key=lambda i: (lens[i], costs[i]))
+    groups, cur, worst = [], [], 0
+    for i in order:
+        w = max(worst, costs[i])
+        if cur and w * (len(cur) + 1) > budget:
+            groups.append(cur)
+            cur, w = [], costs[i]
+        cur.append(i)
+        worst = w
+    if cur:
+        groups.append(cur)
+    return groups
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--init", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--split", default="train", help="work/data/<split>.npy/.json")
     ap.add_argument("--steps", type=int, default=2400)
-    ap.add_argument("--batch", type=int, default=32, help="clips per step")
+    ap.add_argument("--minutes", type=float, default=0,
+                    help="also stop (and schedule the rate) by wall-clock minutes")
+    ap.add_argument("--batch", type=int, default=32, help="clips per step (--tokens 0)")
+    ap.add_argument("--tokens", type=int, default=0,
+                    help="batch by a budget of sequence tokens instead of a clip count")
     ap.add_argument("--views", type=int, default=2)
     ap.add_argument("--lr", type=float, default=5e-4)
     ap.add_argument("--decay-from", type=float, default=0.3)
@@ -194,6 +285,12 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="`tern-dev encode` processes at a time")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-train", type=int, default=0)
+    ap.add_argument("--encoder-model", default="",
+                    help="compute features with this model folder's encoder (the frozen one) "
+                         "instead of exporting --init's")
+    ap.add_argument("--resume", default="", help="a --save-small checkpoint: its decoder "
+                    "replaces --init's (the encoder stays --init's)")
+    ap.add_argument("--save-small", default="", help="also write the decoder in fp16 here")
     ap.add_argument("--tern-dev",
                     default=os.path.join(common.HERE, "..", "build", "bin", "tern-dev"))
     a = ap.parse_args()
@@ -207,39 +304,60 @@ def main():
     tok = common.build_tokenizer()
     m = common.make_model(tok)
     m.load_state_dict(torch.load(a.init, map_location="cpu")["model"])
+    if a.resume:
+        print(f"resumed the decoder from {a.resume} (step {load_small(m, a.resume)})")
     m.qs.on = True
     m.qs.fast = True      # one matmul for q/k/v and one for gate/up (model.QState.fast)
     for p in m.parameters():
         p.requires_grad_(False)
     for p in m.decoder.parameters():
         p.requires_grad_(True)
-    audio, meta = common.read_split("train")
+    audio, meta = common.read_split(a.split)
     if a.max_train:
         meta = meta[:a.max_train]
     t0 = time.time()
-    feats = clip_features(a.init, audio, meta, a.views, a.seed, a.tern_dev, a.jobs)
+    feats = clip_features(a.init, audio, meta, a.views, a.seed, a.tern_dev, a.jobs,
+                          model_dir=a.encoder_model)
     print(f"features: {len(meta)} clips x {a.views} views in {time.time() - t0:.0f} s",
           flush=True)
-    targets = [common.target_ids(tok, mt["text"]) for mt in meta]
+    targets = [target_of(tok, mt) for mt in meta]
+    aligns = [align_of(tok, mt) for mt in meta]
+    opts = [(bool(mt.get("json")), mt.get("context", "")) for mt in meta]
     lens = [mt["length"] for mt in meta]
+    costs = [len(common.prompt_parts(tok, n, js, ctx)[3]) + n // common.HOP + len(t)
+             for n, (js, ctx), t in zip(lens, opts, targets)]
+    print(f"targets: longest {max(len(t) for t in targets)} tokens, longest sequence "
+          f"{max(costs)} tokens", flush=True)
 
     params = list(m.decoder.parameters())
     opt = torch.optim.AdamW(params, lr=a.lr, betas=(0.9, 0.98), weight_decay=0.01)
-    order = sorted(range(len(meta)), key=lambda i: lens[i])   # similar lengths per batch
-    groups = [order[k:k + a.batch] for k in range(0, len(order), a.batch)]
+    if a.tokens:
+        groups = batches(lens, costs, a.tokens, rng)
+    else:
+        order = sorted(range(len(meta)), key=lambda i: lens[i])   # similar lengths per batch
+        groups = [order[k:k + a.batch] for k in range(0, len(order), a.batch)]
+    print(f"{len(groups)} batches per epoch", flush=True)
     step, ema, t1 = 0, None, time.time()
-    while step < a.steps:
+
+    def frac_done():
+        f = step / a.steps
+        if a.minutes:
+            f = max(f, (time.time() - t1) / 60 / a.minutes)
+        return f
+
+    while frac_done() < 1:
         rng.shuffle(groups)
         for g in groups:
-            if step >= a.steps:
+            frac = frac_done()
+            if frac >= 1:
                 break
-            frac = step / a.steps
             lr = a.lr * min(1.0, (step + 1) / 50) * train.lr_shape(frac, a.decay_from)
             for pg in opt.param_groups:
                 pg["lr"] = lr
             views = [rng.randrange(a.views) for _ in g]
-            ce, gl = losses(m, tok, [feats[v][i] for v, i in zip(views, g)],
-                            [lens[i] for i in g], [targets[i] for i in g], a.tok_drop, rng)
+            ce, gl = losses(m, tok, [feats[v][i].float() for v, i in zip(views, g)],
+                            [lens[i] for i in g], [targets[i] for i in g], a.tok_drop, rng,
+                            [opts[i] for i in g], [aligns[i] for i in g])
             loss = ce + a.guide_weight * gl
             opt.zero_grad()
             loss.backward()
@@ -251,7 +369,11 @@ def main():
             if step % 50 == 0:
                 print(f"[{time.time() - t1:.0f}s] step {step} lr {lr:.2e} ce {ema[0]:.3f} "
                       f"guide {ema[1]:.3f}", flush=True)
+            if step % 500 == 0:
+                torch.save({"model": m.state_dict(), "cfg": m.cfg, "qat": True}, a.out)
     torch.save({"model": m.state_dict(), "cfg": m.cfg, "qat": True}, a.out)
+    if a.save_small:
+        save_small(m, a.save_small, step, a)
     print(f"done: {step} steps in {(time.time() - t1) / 60:.1f} min "
           f"(+{(t1 - t0) / 60:.1f} min of features)", flush=True)
 
