@@ -6,7 +6,7 @@
 // that makes anyone allocate in proportion to a claimed length is reported as a crash.
 // Oracles beyond "no crash, no sanitizer report":
 //   * success gives 1..(2 s + one resampler block) samples at 24 kHz, all finite,
-//     duration_s = samples / 24000, a source rate and channel count inside the limits;
+//     duration_s() = samples / 24000, a source rate and channel count inside the limits;
 //   * with normalize + clip guard, every |sample| <= 1;
 //   * a failure names the upload.
 // Each input is decoded with the soxr resampler and, when the last byte is odd, again with
@@ -26,8 +26,7 @@ void Require(bool cond) {
 void Check(const uint8_t* data, size_t size, tern::audio::Resampler resampler) {
   tern::audio::AudioOptions opt;
   opt.max_seconds = 2.0;
-  opt.resampler = resampler;
-  auto a = tern::audio::LoadAudioFromMemory(data, size, "fuzz.wav", opt);
+  auto a = tern::audio::LoadAudioFromMemory(data, size, "fuzz.wav", opt, resampler);
   if (!a.ok()) {
     Require(a.status().message().rfind("fuzz.wav: ", 0) == 0);
     return;
@@ -39,7 +38,7 @@ void Check(const uint8_t* data, size_t size, tern::audio::Resampler resampler) {
   Require(!a->samples.empty());
   // 2 s of output plus a resampler's rounding (a few samples, well under 0.1 s).
   Require(a->samples.size() <= static_cast<size_t>(2.1 * kTargetRate));
-  Require(a->duration_s == static_cast<double>(a->samples.size()) / kTargetRate);
+  Require(a->duration_s() == static_cast<double>(a->samples.size()) / kTargetRate);
   for (float x : a->samples) Require(std::isfinite(x) && std::fabs(x) <= 1.0f);
 }
 
