@@ -125,9 +125,10 @@ double ReadGbs(const Probes& p, HugeBuffer& mem, int threads, int reps) {
     }
     sink += s;
   };
+  // Every probe on a thread of its own: Pin on the caller would leave the suite that follows
+  // (and the thread pools it creates, which inherit the affinity) on one CPU.
   std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back(body, i);
-  body(0);
+  for (int i = 0; i < threads; ++i) pool.emplace_back(body, i);
   for (auto& t : pool) t.join();
   return static_cast<double>(chunk * 8 * static_cast<size_t>(threads)) / best / 1e9;
 }
@@ -148,9 +149,10 @@ double DotGops(const Probes& p, int threads, long iters, int reps) {
     }
     rate[static_cast<size_t>(id)] = p.dot_ops * static_cast<double>(iters) / best / 1e9;
   };
+  // Every probe on a thread of its own: Pin on the caller would leave the suite that follows
+  // (and the thread pools it creates, which inherit the affinity) on one CPU.
   std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back(body, i);
-  body(0);
+  for (int i = 0; i < threads; ++i) pool.emplace_back(body, i);
   for (auto& t : pool) t.join();
   double total = 0;
   for (double r : rate) total += r;
