@@ -19,8 +19,7 @@ TEST(MachineLimits, ProbesLeaveTheCallersAffinityAlone) {
   cpu_set_t after;
   ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
   EXPECT_TRUE(CPU_EQUAL(&before, &after))
-      << CPU_COUNT(&before) << " CPUs allowed before the probes, " << CPU_COUNT(&after)
-      << " after";
+      << CPU_COUNT(&before) << " CPUs allowed before the probes, " << CPU_COUNT(&after) << " after";
 }
 
 }  // namespace

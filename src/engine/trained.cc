@@ -44,8 +44,7 @@ std::string LengthWarning(const ModelInfo& model, const TranscribeOptions& optio
   if (duration_s <= longest) return {};
   // Pieces are cut in the second half of the limit, so a limit of about 0.6 of the longest
   // clip gives pieces of 0.3-0.6 of it: one utterance each for a model trained on single
-  // utterances (the bundled model on twelve held-out sentences in a row: 9% WER at 4 s
-  // against 61% at 6 s, where pieces hold two sentences).
+  // utterances (longer pieces hold two sentences, which such a model garbles).
   const double hint = std::max(1.0, std::round(0.6 * longest));
   if (options.chunk_seconds > 0 && options.chunk_seconds <= hint) return {};
   char msg[320];

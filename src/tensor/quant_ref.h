@@ -1,5 +1,5 @@
 // Reference quantize / dequantize for every tensor type tern reads: the executable format
-// spec (shared/spec/vibeasr.md section 2). Plain loops, written for clarity: these are the
+// spec (docs/spec.md section 2). Plain loops, written for clarity: these are the
 // oracle the SIMD kernels are tested against, not a fast path.
 //
 // SCALE CONVENTION (one for all of tern):

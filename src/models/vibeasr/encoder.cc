@@ -371,8 +371,7 @@ std::vector<std::string> Encoder::StepNames(Branch which) const {
 size_t Encoder::WorkspaceBytes(size_t n) const { return InTurnBytes(branches_, n, 1); }
 
 Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
-                              EncoderTimings* timings, Scratch* scratch,
-                              const Pause* pause) const {
+                              EncoderTimings* timings, Scratch* scratch, const Pause* pause) const {
   if (samples == nullptr || n == 0) return InvalidArgumentError("encoder: empty audio (0 samples)");
   Scratch own;
   if (scratch == nullptr) scratch = &own;

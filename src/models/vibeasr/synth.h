@@ -1,7 +1,7 @@
 // Synthetic VibeASR packages: seeded random weights in the PUBLISHED file format, so every
 // loader, op and end-to-end path can be tested without the real 1.7 GB checkpoint.
 //
-// Two files are written into `out_dir` (spec 1.3 / 1.4 of shared/spec/vibeasr.md):
+// Two files are written into `out_dir` (spec 1.3 / 1.4 in docs/spec.md):
 //   vibeasr-vae-encoder-i8_s.gguf    arch "vibeasr-vae": both encoders + connectors, I8_S
 //                                    weights (type id 37), F32 biases {N,1}, norms, gammas;
 //                                    conv kernels zero-padded at the front to 4/8/16 taps.
