@@ -25,9 +25,6 @@ struct Compute {
   // Activation buffers and the branches' thread pools, kept between calls.
   vibeasr::Encoder::Scratch encoder_scratch;
   FairMutex mu;  // held for every use of pool and encoder_scratch (in the order asked)
-  // Held (before mu) for a whole encoder run: an encoder that lets decode steps have mu
-  // between its blocks keeps encoder_scratch to itself.
-  FairMutex encoder_mu;
 };
 
 }  // namespace tern::engine

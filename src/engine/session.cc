@@ -33,7 +33,6 @@ Result<Features> Session::Encode(const Audio& audio) {
   if (audio.samples.empty())
     return InvalidArgumentError("%s: no audio samples", audio.name.c_str());
   engine::Compute& c = *impl_->compute;
-  std::lock_guard<FairMutex> scratch(c.encoder_mu);
   std::lock_guard<FairMutex> lock(c.mu);
   return impl_->m().encoder->Run(audio.samples.data(), audio.samples.size(), c.pool, nullptr,
                                  &c.encoder_scratch);
@@ -55,18 +54,9 @@ Result<Transcript> Session::Impl::TranscribeWhole(
   // 1. Encoder: frames x hidden speech features.
   vibeasr::EncoderTimings et;
   Timer timer;
-  // While other transcriptions decode on these threads, the encoder hands them over between
-  // its blocks, so that their steps wait for one block rather than the whole encoder.
-  const vibeasr::Encoder::Pause pause = [&cp] {
-    if (cp.mu.waiting() == 0) return;
-    cp.mu.unlock();
-    cp.mu.lock();
-  };
   Result<Features> encoded = [&] {
-    std::lock_guard<FairMutex> scratch(cp.encoder_mu);
     std::lock_guard<FairMutex> lock(cp.mu);
-    return m.encoder->Run(x, static_cast<size_t>(n), cp.pool, &et, &cp.encoder_scratch,
-                          stepper->members() > 0 ? &pause : nullptr);
+    return m.encoder->Run(x, static_cast<size_t>(n), cp.pool, &et, &cp.encoder_scratch);
   }();
   if (!encoded.ok()) return encoded.status();
   const Features& feats = *encoded;

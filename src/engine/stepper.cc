@@ -18,11 +18,6 @@ void StepBatcher::Join() {
   ++members_;
 }
 
-int StepBatcher::members() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return members_;
-}
-
 void StepBatcher::Leave() {
   std::unique_lock<std::mutex> lock(mu_);
   --members_;

@@ -23,8 +23,6 @@ class Stepper {
   // A decode loop joins before its first Step and leaves after its last (Membership).
   virtual void Join() {}
   virtual void Leave() {}
-  // Decode loops in lockstep now (0 for a stepper that runs one sequence alone).
-  virtual int members() const { return 0; }
   virtual Status Step(vibeasr::DecoderState& state, int32_t token, int32_t pos,
                       std::vector<float>* logits) = 0;
 };
@@ -60,7 +58,6 @@ class StepBatcher : public Stepper {
   StepBatcher(const vibeasr::Decoder& decoder, Compute& c, int max_members);
   void Join() override;
   void Leave() override;
-  int members() const override;
   Status Step(vibeasr::DecoderState& state, int32_t token, int32_t pos,
               std::vector<float>* logits) override;
 

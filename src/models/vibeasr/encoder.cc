@@ -249,8 +249,7 @@ Result<Features> Encoder::RunBranch(Branch which, const float* samples, size_t n
 
 Result<Features> Encoder::RunBranchIn(Branch which, const float* samples, size_t n,
                                       ThreadPool& pool, const StageHook* hook,
-                                      EncoderTimings* timings, Workspace* ws,
-                                      const Pause* pause) const {
+                                      EncoderTimings* timings, Workspace* ws) const {
   if (samples == nullptr || n == 0) return InvalidArgumentError("encoder: empty audio (0 samples)");
   const BranchModel& m = *branches_[static_cast<int>(which)];
   const std::string name = kPrefixes[static_cast<int>(which)];
@@ -287,7 +286,6 @@ Result<Features> Encoder::RunBranchIn(Branch which, const float* samples, size_t
     x = y;
     cur = nxt;
     emit(step, x);
-    if (pause) (*pause)();
   };
 
   for (int s = 0; s < m.geo.stages(); ++s) {
@@ -316,7 +314,6 @@ Result<Features> Encoder::RunBranchIn(Branch which, const float* samples, size_t
       emit(bp + ".ffn", d);
       ops::AddScaled(pool, d, x, bm.ffn_gamma, &x, nullptr);
       emit(bp + ".ffn_res", x);
-      if (pause) (*pause)();
     }
     lap(sp);
   }
@@ -371,7 +368,7 @@ std::vector<std::string> Encoder::StepNames(Branch which) const {
 size_t Encoder::WorkspaceBytes(size_t n) const { return InTurnBytes(branches_, n, 1); }
 
 Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
-                              EncoderTimings* timings, Scratch* scratch, const Pause* pause) const {
+                              EncoderTimings* timings, Scratch* scratch) const {
   if (samples == nullptr || n == 0) return InvalidArgumentError("encoder: empty audio (0 samples)");
   Scratch own;
   if (scratch == nullptr) scratch = &own;
@@ -389,7 +386,7 @@ Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
                       PlanBytes(MakePlan(*branches_[1], n, share[1]));
   std::optional<Result<Features>> out[2];
   EncoderTimings bt[2];
-  if (nth >= 2 && both <= kParallelBudget && pause == nullptr) {
+  if (nth >= 2 && both <= kParallelBudget) {
     ThreadPool* sub[2] = {&scratch->BranchPool(0, share[0]), &scratch->BranchPool(1, share[1])};
     pool.Run([&](int tid, int) {
       if (tid > 1) return;
@@ -400,7 +397,7 @@ Result<Features> Encoder::Run(const float* samples, size_t n, ThreadPool& pool,
     Workspace* ws = scratch->ws_[0].get();
     TERN_RETURN_IF_ERROR(Reserve(ws, InTurnBytes(branches_, n, nth), n));
     for (int b = 0; b < 2; ++b)
-      out[b] = RunBranchIn(static_cast<Branch>(b), samples, n, pool, nullptr, &bt[b], ws, pause);
+      out[b] = RunBranchIn(static_cast<Branch>(b), samples, n, pool, nullptr, &bt[b], ws);
   }
   if (scratch->bytes() > scratch->keep_bytes_)
     for (auto& w : scratch->ws_) w.reset();

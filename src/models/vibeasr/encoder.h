@@ -82,17 +82,10 @@ class Encoder {
     std::unique_ptr<ThreadPool> pools_[2];  // likewise
   };
 
-  // Called between the encoder's blocks, when `pool` is idle: a caller that shares the pool
-  // (a BatchSession's decode steps) lets the others have it meanwhile, so that they wait for
-  // one block of this encoder rather than all of it.
-  using Pause = std::function<void()>;
-
   // Both branches, summed. Errors on empty input. `scratch` may be null (buffers for this
-  // run only). With `pause` the branches run in turn on the whole pool (it is idle only
-  // between their ops); the features are the same bytes either way.
+  // run only).
   Result<Features> Run(const float* samples_24k, size_t n, ThreadPool& pool,
-                       EncoderTimings* timings = nullptr, Scratch* scratch = nullptr,
-                       const Pause* pause = nullptr) const;
+                       EncoderTimings* timings = nullptr, Scratch* scratch = nullptr) const;
 
   // Diagnostics and tests: one branch, dequantized, calling `hook` after every op with its
   // output (channel-major {C, T}). Step names: "input", "s<i>.conv", "s<i>.b<j>.norm",
@@ -132,8 +125,7 @@ class Encoder {
   Encoder() = default;
   static Status Reserve(Workspace* ws, size_t bytes, size_t n);
   Result<Features> RunBranchIn(Branch b, const float* samples_24k, size_t n, ThreadPool& pool,
-                               const StageHook* hook, EncoderTimings* timings, Workspace* ws,
-                               const Pause* pause = nullptr) const;
+                               const StageHook* hook, EncoderTimings* timings, Workspace* ws) const;
   std::unique_ptr<gguf::File> file_;  // F32 biases and norms point into the mapping
   std::unique_ptr<BranchModel> branches_[2];
 };

@@ -204,38 +204,6 @@ TEST(Encoder, FeaturesDoNotDependOnTheThreadCount) {
   }
 }
 
-// With a pause the encoder hands the pool back between its blocks; in that time the pool runs
-// other work (as a BatchSession's decode steps do), and the features are the same bytes.
-TEST(Encoder, PausesBetweenBlocksGiveTheSameFeatures) {
-  const Encoder& enc = Tiny();
-  const auto a = Signal(5 * 3200 + 1234, 4);
-  // After every stage's conv, every block and the head conv, in each branch.
-  int64_t expected = 0;
-  for (auto b : {Branch::kAcoustic, Branch::kSemantic}) {
-    const VaeGeometry& g = enc.geometry(b);
-    expected += g.stages() + 1;
-    for (int s = 0; s < g.stages(); ++s) expected += g.depths[static_cast<size_t>(s)];
-  }
-  for (int nth : {1, 2, 4}) {
-    ThreadPool pool(nth);
-    auto want = enc.Run(a.data(), a.size(), pool);
-    ASSERT_TRUE(want.ok());
-    int pauses = 0;
-    std::vector<int> busy(static_cast<size_t>(nth));
-    const Encoder::Pause pause = [&] {
-      ++pauses;
-      pool.Run([&](int tid, int) { busy[static_cast<size_t>(tid)] += 1; });
-    };
-    Encoder::Scratch scratch;
-    auto got = enc.Run(a.data(), a.size(), pool, nullptr, &scratch, &pause);
-    ASSERT_TRUE(got.ok());
-    ASSERT_EQ(got->data.size(), want->data.size());
-    EXPECT_EQ(std::memcmp(got->data.data(), want->data.data(), want->data.size() * 4), 0) << nth;
-    EXPECT_EQ(pauses, expected) << nth;
-    for (int b : busy) EXPECT_EQ(b, pauses) << "the pool ran the pause's work on every thread";
-  }
-}
-
 // A Session keeps one Scratch across calls: later runs, longer or shorter, reuse its buffers
 // (their stale contents must not leak into the result), and a run needing more than the
 // keep limit releases them afterwards.
