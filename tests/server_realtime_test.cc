@@ -11,6 +11,7 @@
 #include <boost/beast/websocket.hpp>
 #include <nlohmann/json.hpp>
 
+#include "realtime_test_audio.h"
 #include "server_harness.h"
 #include "tern/tern.h"
 
@@ -21,46 +22,10 @@ namespace beast = boost::beast;
 namespace websocket = boost::beast::websocket;
 namespace net = boost::asio;
 using json = nlohmann::json;
+using tern::realtime_test::Append;
+using tern::realtime_test::StreamPcm;
 using tern::testing::Request;
 using tern::testing::Server;
-
-const std::string kHeldout = TERN_SOURCE_DIR "/tests/data/heldout/";
-
-std::string Base64(const std::string& in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 3 <= in.size(); i += 3) {
-    const uint32_t w = static_cast<unsigned char>(in[i]) << 16 |
-                       static_cast<unsigned char>(in[i + 1]) << 8 |
-                       static_cast<unsigned char>(in[i + 2]);
-    for (int k = 3; k >= 0; --k) out.push_back(t[(w >> (6 * k)) & 63]);
-  }
-  if (i < in.size()) {
-    uint32_t w = static_cast<unsigned char>(in[i]) << 16;
-    if (i + 1 < in.size()) w |= static_cast<unsigned char>(in[i + 1]) << 8;
-    out.push_back(t[(w >> 18) & 63]);
-    out.push_back(t[(w >> 12) & 63]);
-    out.push_back(i + 1 < in.size() ? t[(w >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
-}
-
-std::vector<int16_t> StreamPcm() {
-  std::vector<int16_t> pcm;
-  std::mt19937 rng(3);
-  std::normal_distribution<float> g(0, 30.0f);
-  for (const char* f : {"000.wav", "002.wav", "003.wav", "004.wav"}) {
-    Result<Audio> a = LoadAudio(kHeldout + f);
-    EXPECT_TRUE(a.ok());
-    for (float v : a->samples)
-      pcm.push_back(
-          static_cast<int16_t>(std::lround(std::clamp(v * 32768.0f, -32768.0f, 32767.0f))));
-    for (int i = 0; i < 21600; ++i) pcm.push_back(static_cast<int16_t>(std::lround(g(rng))));
-  }
-  return pcm;
-}
 
 struct Client {
   net::io_context io;
@@ -150,10 +115,7 @@ TEST(ServerRealtime, ClipAtFourTimesRealTime) {
   for (size_t i = 0, k = 0; i < pcm.size(); i += 2400, ++k) {
     std::this_thread::sleep_until(t0 + std::chrono::milliseconds(25 * k));
     const size_t n = std::min<size_t>(2400, pcm.size() - i);
-    c.ws.write(net::buffer(
-        json{{"type", "input_audio_buffer.append"},
-             {"audio", Base64(std::string(reinterpret_cast<const char*>(pcm.data() + i), n * 2))}}
-            .dump()));
+    c.ws.write(net::buffer(Append(pcm.data() + i, n)));
   }
   reader.join();
   std::vector<std::string> types, completed;

@@ -16,60 +16,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "realtime_test_audio.h"
+
 namespace tern::server {
 namespace {
 
+using realtime_test::Append;
+using realtime_test::StreamPcm;
+using realtime_test::TinyModel;
+
 using json = nlohmann::json;
-const std::string kModelDir = TERN_SOURCE_DIR "/models/tiny-en";
-const std::string kHeldout = TERN_SOURCE_DIR "/tests/data/heldout/";
-
-std::shared_ptr<const Model> TinyModel() {
-  static std::shared_ptr<const Model> model = [] {
-    ModelOptions o;
-    o.model_dir = kModelDir;
-    Result<std::shared_ptr<const Model>> m = Model::Load(o);
-    EXPECT_TRUE(m.ok()) << m.status().ToString();
-    return m.ok() ? *m : nullptr;
-  }();
-  return model;
-}
-
-std::string Base64(const std::string& in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 3 <= in.size(); i += 3) {
-    const uint32_t w = static_cast<unsigned char>(in[i]) << 16 |
-                       static_cast<unsigned char>(in[i + 1]) << 8 |
-                       static_cast<unsigned char>(in[i + 2]);
-    for (int k = 3; k >= 0; --k) out.push_back(t[(w >> (6 * k)) & 63]);
-  }
-  if (i < in.size()) {
-    uint32_t w = static_cast<unsigned char>(in[i]) << 16;
-    if (i + 1 < in.size()) w |= static_cast<unsigned char>(in[i + 1]) << 8;
-    out.push_back(t[(w >> 18) & 63]);
-    out.push_back(t[(w >> 12) & 63]);
-    out.push_back(i + 1 < in.size() ? t[(w >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
-}
-
-// Four held-out sentences, each followed by 0.9 s of faint noise, as pcm16.
-std::vector<int16_t> StreamPcm() {
-  std::vector<int16_t> pcm;
-  std::mt19937 rng(3);
-  std::normal_distribution<float> g(0, 30.0f);
-  for (const char* f : {"000.wav", "002.wav", "003.wav", "004.wav"}) {
-    Result<Audio> a = LoadAudio(kHeldout + f);
-    EXPECT_TRUE(a.ok());
-    for (float v : a->samples)
-      pcm.push_back(
-          static_cast<int16_t>(std::lround(std::clamp(v * 32768.0f, -32768.0f, 32767.0f))));
-    for (int i = 0; i < 21600; ++i) pcm.push_back(static_cast<int16_t>(std::lround(g(rng))));
-  }
-  return pcm;
-}
 
 class Collector {
  public:
@@ -102,12 +58,6 @@ class Collector {
   std::vector<json> events_;
 };
 
-std::string Append(const int16_t* p, size_t n) {
-  return json{{"type", "input_audio_buffer.append"},
-              {"audio", Base64(std::string(reinterpret_cast<const char*>(p), n * 2))}}
-      .dump();
-}
-
 TEST(Realtime, Base64DecodesStrictly) {
   std::string out;
   EXPECT_TRUE(DecodeBase64("Zm9vYg==", &out));
@@ -118,6 +68,14 @@ TEST(Realtime, Base64DecodesStrictly) {
   EXPECT_FALSE(DecodeBase64("Zm9", &out));
   EXPECT_FALSE(DecodeBase64("Zm=v", &out));
   EXPECT_FALSE(DecodeBase64("Zm9v!A==", &out));
+  // The tests' encoder against the server's decoder, every padding case and every byte.
+  std::string all;
+  for (int b = 0; b < 256; ++b) all.push_back(static_cast<char>(b));
+  for (size_t n : {size_t{1}, size_t{2}, size_t{3}, size_t{4}, size_t{5}, size_t{256}}) {
+    ASSERT_TRUE(DecodeBase64(realtime_test::Base64(all.substr(0, n)), &out)) << n;
+    EXPECT_EQ(out, all.substr(0, n));
+  }
+  EXPECT_EQ(realtime_test::Base64("foob"), "Zm9vYg==");
 }
 
 TEST(Realtime, StreamOfSentencesGivesOneCompletedItemEach) {

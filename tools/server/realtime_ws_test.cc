@@ -19,8 +19,14 @@
 #include <boost/beast/websocket.hpp>
 #include <nlohmann/json.hpp>
 
+#include "realtime_test_audio.h"
+
 namespace tern::server {
 namespace {
+
+using realtime_test::Append;
+using realtime_test::StreamPcm;
+using realtime_test::TinyModel;
 
 namespace beast = boost::beast;
 namespace http = boost::beast::http;
@@ -28,56 +34,6 @@ namespace websocket = boost::beast::websocket;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using json = nlohmann::json;
-
-const std::string kModelDir = TERN_SOURCE_DIR "/models/tiny-en";
-const std::string kHeldout = TERN_SOURCE_DIR "/tests/data/heldout/";
-
-std::shared_ptr<const Model> TinyModel() {
-  static std::shared_ptr<const Model> model = [] {
-    ModelOptions o;
-    o.model_dir = kModelDir;
-    Result<std::shared_ptr<const Model>> m = Model::Load(o);
-    EXPECT_TRUE(m.ok()) << m.status().ToString();
-    return m.ok() ? *m : nullptr;
-  }();
-  return model;
-}
-
-std::string Base64(const std::string& in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 3 <= in.size(); i += 3) {
-    const uint32_t w = static_cast<unsigned char>(in[i]) << 16 |
-                       static_cast<unsigned char>(in[i + 1]) << 8 |
-                       static_cast<unsigned char>(in[i + 2]);
-    for (int k = 3; k >= 0; --k) out.push_back(t[(w >> (6 * k)) & 63]);
-  }
-  if (i < in.size()) {
-    uint32_t w = static_cast<unsigned char>(in[i]) << 16;
-    if (i + 1 < in.size()) w |= static_cast<unsigned char>(in[i + 1]) << 8;
-    out.push_back(t[(w >> 18) & 63]);
-    out.push_back(t[(w >> 12) & 63]);
-    out.push_back(i + 1 < in.size() ? t[(w >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
-}
-
-std::vector<int16_t> StreamPcm() {
-  std::vector<int16_t> pcm;
-  std::mt19937 rng(3);
-  std::normal_distribution<float> g(0, 30.0f);
-  for (const char* f : {"000.wav", "002.wav", "003.wav", "004.wav"}) {
-    Result<Audio> a = LoadAudio(kHeldout + f);
-    EXPECT_TRUE(a.ok());
-    for (float v : a->samples)
-      pcm.push_back(
-          static_cast<int16_t>(std::lround(std::clamp(v * 32768.0f, -32768.0f, 32767.0f))));
-    for (int i = 0; i < 21600; ++i) pcm.push_back(static_cast<int16_t>(std::lround(g(rng))));
-  }
-  return pcm;
-}
 
 // A server on 127.0.0.1: every connection's first request goes to StartRealtime.
 class Server {
@@ -135,12 +91,6 @@ struct Client {
     return json::parse(beast::buffers_to_string(b.data()));
   }
 };
-
-std::string Append(const int16_t* p, size_t n) {
-  return json{{"type", "input_audio_buffer.append"},
-              {"audio", Base64(std::string(reinterpret_cast<const char*>(p), n * 2))}}
-      .dump();
-}
 
 RealtimeContext& Context() {
   static RealtimeContext ctx;
