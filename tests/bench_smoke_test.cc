@@ -2,45 +2,24 @@
 // figures of the documented keys, rejects an unknown ISA by name, and `decoder --streams` on the
 // tiny synthetic LM prints one consistent record per stream count with its read-bandwidth ratio.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/test_util.h"
+
 namespace {
 
-struct CmdRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using tern::testutil::CommandRun;
 
-CmdRun RunBench(const std::string& env, const std::string& args) {
-  const std::string err_path =
-      ::testing::TempDir() + "/bench_smoke_err_" + std::to_string(getpid());
-  const std::string cmd = env + " '" TERN_BENCH_BINARY "' " + args + " 2>'" + err_path + "'";
-  CmdRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (FILE* e = std::fopen(err_path.c_str(), "rb")) {
-    while ((n = fread(buf, 1, sizeof(buf), e)) > 0) r.err.append(buf, n);
-    std::fclose(e);
-  }
-  unlink(err_path.c_str());
-  return r;
+CommandRun RunBench(const std::string& env, const std::string& args) {
+  return tern::testutil::RunCommand(env + " '" TERN_BENCH_BINARY "' " + args);
 }
 
 TEST(BenchSmoke, LimitsPrintsPositiveFiguresOfEveryKey) {
   for (const char* isa : {"", "--isa scalar"}) {
     SCOPED_TRACE(isa);
-    const CmdRun r = RunBench("", std::string("limits --json --threads 2 ") + isa);
+    const CommandRun r = RunBench("", std::string("limits --json --threads 2 ") + isa);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const nlohmann::json j = nlohmann::json::parse(r.out);
     for (const char* key :
@@ -57,20 +36,20 @@ TEST(BenchSmoke, LimitsPrintsPositiveFiguresOfEveryKey) {
 }
 
 TEST(BenchSmoke, LimitsRejectsAnUnknownIsaByName) {
-  const CmdRun r = RunBench("", "limits --isa sse9");
+  const CommandRun r = RunBench("", "limits --isa sse9");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("sse9"), std::string::npos) << r.err;
 }
 
 TEST(BenchSmoke, StreamsOutsideTheDecoderSuiteIsAUsageError) {
-  const CmdRun r = RunBench("", "kernels --streams 2");
+  const CommandRun r = RunBench("", "kernels --streams 2");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--streams"), std::string::npos) << r.err;
 }
 
 TEST(BenchSmoke, DecoderStreamsPrintsOneRecordPerStreamCount) {
   const std::string lm = std::string(TERN_SYNTH_DIR) + "/published/vibeasr-lm-i2_s-embed-q6_k.gguf";
-  const CmdRun r =
+  const CommandRun r =
       RunBench("TERN_BENCH_LM='" + lm + "'", "decoder --streams 1,3 --threads 2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/mapped_file.h"
+#include "base/test_util.h"
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
 
@@ -19,29 +20,11 @@
 namespace tern {
 namespace {
 
-struct CmdRun {
-  int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
+using tern::testutil::CommandRun;
 
 // Runs `tern-dev ARGS` (ARGS already shell-quoted where needed).
-CmdRun TernDev(const std::string& args) {
-  const std::string err_path = ::testing::TempDir() + "/cli_gguf_err_" + std::to_string(getpid());
-  const std::string cmd =
-      std::string("'") + TERN_DEV_BINARY + "' " + args + " 2>'" + err_path + "'";
-  CmdRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  auto err = ReadFileToString(err_path);
-  if (err.ok()) r.err = *err;
-  unlink(err_path.c_str());
-  return r;
+CommandRun TernDev(const std::string& args) {
+  return testutil::RunCommand(std::string("'") + TERN_DEV_BINARY + "' " + args);
 }
 
 bool Has(const std::string& s, const std::string& part) {
@@ -74,7 +57,7 @@ class CliGguf : public ::testing::Test {
 };
 
 TEST_F(CliGguf, InspectPrintsHeaderKvAndTensors) {
-  CmdRun r = TernDev("inspect " + Q(path_));
+  CommandRun r = TernDev("inspect " + Q(path_));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Has(r.out, "architecture: qwen2")) << r.out;
   EXPECT_TRUE(Has(r.out, "version:      3")) << r.out;
@@ -92,7 +75,7 @@ TEST_F(CliGguf, InspectPrintsHeaderKvAndTensors) {
 }
 
 TEST_F(CliGguf, InspectErrors) {
-  CmdRun missing = TernDev("inspect " + Q(dir_ + "/nope.gguf"));
+  CommandRun missing = TernDev("inspect " + Q(dir_ + "/nope.gguf"));
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_TRUE(Has(missing.err, "nope.gguf")) << missing.err;
   EXPECT_TRUE(missing.out.empty());
@@ -100,7 +83,7 @@ TEST_F(CliGguf, InspectErrors) {
   auto image = ReadFileToString(path_);
   ASSERT_TRUE(image.ok());
   ASSERT_TRUE(WriteStringToFile(bad, image->substr(0, 100)).ok());
-  CmdRun trunc = TernDev("inspect " + Q(bad));
+  CommandRun trunc = TernDev("inspect " + Q(bad));
   EXPECT_EQ(trunc.exit_code, 1);
   EXPECT_TRUE(Has(trunc.err, "bad.gguf: offset ")) << trunc.err;
   EXPECT_EQ(TernDev("inspect").exit_code, 2);
@@ -117,16 +100,17 @@ TEST_F(CliGguf, InspectSeveralFiles) {
   std::vector<uint8_t> f32(8);
   ASSERT_TRUE(w.AddTensor("enc.norm.weight", DType::kF32, {2}, f32).ok());
   ASSERT_TRUE(w.WriteTo(second).ok());
-  CmdRun one = TernDev("inspect " + Q(path_));
-  CmdRun other = TernDev("inspect " + Q(second));
+  CommandRun one = TernDev("inspect " + Q(path_));
+  CommandRun other = TernDev("inspect " + Q(second));
   ASSERT_EQ(one.exit_code, 0) << one.err;
   ASSERT_EQ(other.exit_code, 0) << other.err;
-  CmdRun both = TernDev("inspect " + Q(path_) + " " + Q(second));
+  CommandRun both = TernDev("inspect " + Q(path_) + " " + Q(second));
   ASSERT_EQ(both.exit_code, 0) << both.err;
   EXPECT_EQ(both.out, one.out + "\n" + other.out);
   EXPECT_TRUE(Has(both.out, "architecture: vibeasr-vae")) << both.out;
 
-  CmdRun partial = TernDev("inspect " + Q(path_) + " " + Q(dir_ + "/nope.gguf") + " " + Q(second));
+  CommandRun partial =
+      TernDev("inspect " + Q(path_) + " " + Q(dir_ + "/nope.gguf") + " " + Q(second));
   EXPECT_EQ(partial.exit_code, 1);
   EXPECT_EQ(partial.out, one.out + "\n" + other.out);
   EXPECT_TRUE(Has(partial.err, "nope.gguf")) << partial.err;
@@ -134,7 +118,7 @@ TEST_F(CliGguf, InspectSeveralFiles) {
 }
 
 TEST_F(CliGguf, ConvertListAndCheck) {
-  CmdRun list = TernDev("convert --input " + Q(path_) + " --list");
+  CommandRun list = TernDev("convert --input " + Q(path_) + " --list");
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_TRUE(Has(list.out, "blk.0.attn_q.weight\tI2_S\t36\tpublished")) << list.out;
   EXPECT_TRUE(Has(list.out, "enc.fc1.weight\tI8_S\t37\tpublished")) << list.out;
@@ -147,7 +131,7 @@ TEST_F(CliGguf, ConvertListAndCheck) {
 
 TEST_F(CliGguf, ConvertChangesOnlyTypeFields) {
   const std::string out = dir_ + "/remapped.gguf";
-  CmdRun r = TernDev("convert --input " + Q(path_) + " --output " + Q(out));
+  CommandRun r = TernDev("convert --input " + Q(path_) + " --output " + Q(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Has(r.out, "2 type fields rewritten")) << r.out;
   auto a = ReadFileToString(path_);
@@ -188,7 +172,7 @@ TEST_F(CliGguf, ConvertChangesOnlyTypeFields) {
 TEST_F(CliGguf, ConvertInPlaceRoundTrips) {
   auto original = ReadFileToString(path_);
   ASSERT_TRUE(original.ok());
-  CmdRun r = TernDev("convert -i " + Q(path_) + " --in-place --ids remapped");
+  CommandRun r = TernDev("convert -i " + Q(path_) + " --in-place --ids remapped");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(*ReadFileToString(path_), *original);
   EXPECT_EQ(TernDev("convert -i " + Q(path_) + " --check").exit_code, 0);
@@ -196,15 +180,9 @@ TEST_F(CliGguf, ConvertInPlaceRoundTrips) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(*ReadFileToString(path_), *original);
   // No temporary files are left behind.
-  CmdRun ls = TernDev("inspect " + Q(path_));  // still a valid file
+  CommandRun ls = TernDev("inspect " + Q(path_));  // still a valid file
   EXPECT_EQ(ls.exit_code, 0);
-  FILE* p = popen(("ls -A '" + dir_ + "'").c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  char buf[1024];
-  std::string names;
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) names.append(buf, n);
-  pclose(p);
+  const std::string names = testutil::RunCommand("ls -A '" + dir_ + "'").out;
   EXPECT_EQ(names, "model.gguf\n");
 }
 
@@ -214,13 +192,13 @@ TEST_F(CliGguf, ConvertUsageErrors) {
   EXPECT_EQ(TernDev("convert" + in + " --list --check").exit_code, 2);      // two modes
   EXPECT_EQ(TernDev("convert" + in + " --list --ids bogus").exit_code, 2);  // bad ids
   EXPECT_EQ(TernDev("convert --list").exit_code, 2);                        // no input
-  CmdRun help = TernDev("convert --help");
+  CommandRun help = TernDev("convert --help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_TRUE(Has(help.out, "--in-place")) << help.out;
-  CmdRun missing = TernDev("convert --input " + Q(dir_ + "/nope.gguf") + " --list");
+  CommandRun missing = TernDev("convert --input " + Q(dir_ + "/nope.gguf") + " --list");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_TRUE(Has(missing.err, "nope.gguf")) << missing.err;
-  CmdRun nodir = TernDev("convert" + in + " --output " + Q(dir_ + "/no/such/x.gguf"));
+  CommandRun nodir = TernDev("convert" + in + " --output " + Q(dir_ + "/no/such/x.gguf"));
   EXPECT_EQ(nodir.exit_code, 1);
   EXPECT_TRUE(Has(nodir.err, "no/such/x.gguf")) << nodir.err;
 }

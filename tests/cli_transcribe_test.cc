@@ -18,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/test_util.h"
+
 #if !defined(TERN_BINARY) || !defined(TERN_DEV_BINARY)
 #error "TERN_BINARY and TERN_DEV_BINARY must name the tern and tern-dev executables"
 #endif
@@ -25,41 +27,17 @@
 namespace tern {
 namespace {
 
+using tern::testutil::CommandRun;
+
 namespace fs = std::filesystem;
 
 const std::string kSource = TERN_SOURCE_DIR;
 const std::string kSamples = kSource + "/samples";
 
-struct CmdRun {
-  int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Runs `tern transcribe --model models/tiny-en -q -t 1 ARGS` (ARGS shell-quoted as needed).
-CmdRun Transcribe(const std::string& args) {
-  const std::string err_path =
-      ::testing::TempDir() + "/cli_transcribe_err_" + std::to_string(getpid());
-  const std::string cmd = std::string("'") + TERN_BINARY + "' transcribe --model '" + kSource +
-                          "/models/tiny-en' -q -t 1 " + args + " 2>'" + err_path + "'";
-  CmdRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = ReadAll(err_path);
-  fs::remove(err_path);
-  return r;
+CommandRun Transcribe(const std::string& args) {
+  return testutil::RunCommand(std::string("'") + TERN_BINARY + "' transcribe --model '" + kSource +
+                              "/models/tiny-en' -q -t 1 " + args);
 }
 
 // An empty directory of this name under the test temp dir.
@@ -109,20 +87,22 @@ TEST(CliTranscribe, OutputDirHoldsEveryFormatUnderItsOwnName) {
   const std::string root = FreshDir("cli_transcribe_dir");
   const std::string out = root + "/made/by/tern";
   ASSERT_FALSE(fs::exists(out));
-  const CmdRun r = Transcribe("--output-format json,verbose_json,txt --output-dir " + out + " " +
-                              kSamples + "/sample1.wav " + kSamples + "/sample2.wav");
+  const CommandRun r = Transcribe("--output-format json,verbose_json,txt --output-dir " + out +
+                                  " " + kSamples + "/sample1.wav " + kSamples + "/sample2.wav");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "");  // everything went to files
   for (const std::string stem : {"sample1", "sample2"}) {
     SCOPED_TRACE(stem);
-    const nlohmann::json plain = nlohmann::json::parse(ReadAll(out + "/" + stem + ".json"));
+    const nlohmann::json plain =
+        nlohmann::json::parse(testutil::ReadFile(out + "/" + stem + ".json"));
     const nlohmann::json verbose =
-        nlohmann::json::parse(ReadAll(out + "/" + stem + ".verbose.json"));
+        nlohmann::json::parse(testutil::ReadFile(out + "/" + stem + ".verbose.json"));
     EXPECT_FALSE(plain.contains("token_ids"));  // the plain writer's, not verbose's
     EXPECT_TRUE(verbose.contains("token_ids"));
     EXPECT_EQ(plain["text"], verbose["text"]);
-    EXPECT_EQ(ReadAll(out + "/" + stem + ".txt"), plain["text"].get<std::string>() + "\n");
-    EXPECT_EQ(ReadAll(kSamples + "/" + stem + ".txt").substr(0, 10),
+    EXPECT_EQ(testutil::ReadFile(out + "/" + stem + ".txt"),
+              plain["text"].get<std::string>() + "\n");
+    EXPECT_EQ(testutil::ReadFile(kSamples + "/" + stem + ".txt").substr(0, 10),
               plain["text"].get<std::string>().substr(0, 10));
   }
   fs::remove_all(root);
@@ -135,8 +115,8 @@ TEST(CliTranscribe, InputsWithOneStemAreRefusedBeforeAnythingRuns) {
   fs::create_directories(root + "/other");
   fs::copy_file(kSamples + "/sample2.wav", root + "/other/sample1.wav");
   const std::string out = root + "/out";
-  const CmdRun r = Transcribe("--output-dir " + out + " " + kSamples + "/sample1.wav " + root +
-                              "/other/sample1.wav");
+  const CommandRun r = Transcribe("--output-dir " + out + " " + kSamples + "/sample1.wav " + root +
+                                  "/other/sample1.wav");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("would both write"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(root + "/other/sample1.wav"), std::string::npos) << r.err;
@@ -144,7 +124,7 @@ TEST(CliTranscribe, InputsWithOneStemAreRefusedBeforeAnythingRuns) {
   EXPECT_FALSE(fs::exists(out));
   // Into a file that is not a directory: a usage error too.
   std::ofstream(root + "/file") << "x";
-  const CmdRun f = Transcribe("--output-dir " + root + "/file " + kSamples + "/sample1.wav");
+  const CommandRun f = Transcribe("--output-dir " + root + "/file " + kSamples + "/sample1.wav");
   EXPECT_EQ(f.exit_code, 2) << f.err;
   EXPECT_NE(f.err.find("not a directory"), std::string::npos) << f.err;
   fs::remove_all(root);
@@ -154,20 +134,20 @@ TEST(CliTranscribe, InputsWithOneStemAreRefusedBeforeAnythingRuns) {
 // text, json documents a "file" field; one input prints as before, with no header.
 TEST(CliTranscribe, SeveralInputsOnStdoutAreNamed) {
   const std::string a = kSamples + "/sample1.wav", b = kSamples + "/sample3.wav";
-  const CmdRun one = Transcribe(a);
+  const CommandRun one = Transcribe(a);
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(one.out.find("==>"), std::string::npos) << one.out;
-  const CmdRun other = Transcribe(b);
+  const CommandRun other = Transcribe(b);
   ASSERT_EQ(other.exit_code, 0) << other.err;
 
-  const CmdRun txt = Transcribe(a + " " + b);
+  const CommandRun txt = Transcribe(a + " " + b);
   ASSERT_EQ(txt.exit_code, 0) << txt.err;
   EXPECT_EQ(txt.out, "==> " + a + " <==\n" + one.out + "==> " + b + " <==\n" + other.out);
-  const CmdRun streamed = Transcribe("--stream " + a + " " + b);
+  const CommandRun streamed = Transcribe("--stream " + a + " " + b);
   ASSERT_EQ(streamed.exit_code, 0) << streamed.err;
   EXPECT_EQ(streamed.out, txt.out);
 
-  const CmdRun json = Transcribe("--output-format json " + a + " " + b);
+  const CommandRun json = Transcribe("--output-format json " + a + " " + b);
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const std::vector<nlohmann::json> docs = JsonDocuments(json.out);
   ASSERT_EQ(docs.size(), 2u) << json.out;
@@ -175,7 +155,7 @@ TEST(CliTranscribe, SeveralInputsOnStdoutAreNamed) {
   EXPECT_EQ(docs[1]["file"], b);
   EXPECT_EQ(docs[0]["text"].get<std::string>() + "\n", one.out);
   EXPECT_EQ(json.out.find("==>"), std::string::npos);
-  const CmdRun single = Transcribe("--output-format json " + a);
+  const CommandRun single = Transcribe("--output-format json " + a);
   ASSERT_EQ(single.exit_code, 0) << single.err;
   EXPECT_FALSE(nlohmann::json::parse(single.out).contains("file"));
 }
@@ -190,8 +170,8 @@ TEST(CliTranscribe, ParallelOutputEqualsTheSequentialRun) {
   for (const char* clip : {"000", "001", "002", "003", "004", "005"})
     inputs += " " + kSource + "/tests/data/heldout/" + clip + ".wav";
   inputs += " " + kSamples + "/sample1.wav " + root + "/zeros.wav " + kSamples + "/sample3.wav";
-  const CmdRun one = Transcribe(inputs);
-  const CmdRun four = Transcribe("--parallel 4" + inputs);
+  const CommandRun one = Transcribe(inputs);
+  const CommandRun four = Transcribe("--parallel 4" + inputs);
   EXPECT_EQ(one.exit_code, 1) << one.err;  // the silent one
   EXPECT_EQ(four.exit_code, 1) << four.err;
   EXPECT_EQ(four.out, one.out);
@@ -211,7 +191,7 @@ TEST(CliTranscribe, ParallelOutputEqualsTheSequentialRun) {
   for (const auto& e : fs::directory_iterator(seq)) {
     ++files;
     const std::string name = e.path().filename().string();
-    std::string a = ReadAll(e.path().string()), b = ReadAll(par + "/" + name);
+    std::string a = testutil::ReadFile(e.path().string()), b = testutil::ReadFile(par + "/" + name);
     if (name.find(".verbose.json") != std::string::npos) {
       // Timings and memory differ from run to run, and how much of the prompt a lane's cache
       // held already; everything the model decided must not.
@@ -260,7 +240,7 @@ TEST(CliTranscribe, ExitCodesSeparateBadOptionsFromBadAudio) {
   const std::regex cxx_name("[A-Za-z_]::[A-Za-z_]");
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args);
-    const CmdRun r = Transcribe(c.args);
+    const CommandRun r = Transcribe(c.args);
     EXPECT_EQ(r.exit_code, c.code) << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
     EXPECT_FALSE(std::regex_search(r.err, cxx_name)) << r.err;
@@ -280,10 +260,10 @@ TEST(CliTranscribe, ExitCodesSeparateBadOptionsFromBadAudio) {
 // empty or garbled text the model gives a context).
 TEST(CliTranscribe, OptionsTheModelWasNotTrainedForWarnOnce) {
   const std::string inputs = kSamples + "/sample1.wav " + kSamples + "/sample2.wav";
-  const CmdRun plain = Transcribe(inputs);
+  const CommandRun plain = Transcribe(inputs);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_EQ(plain.err, "");
-  const CmdRun context = Transcribe("--context Paris " + inputs);
+  const CommandRun context = Transcribe("--context Paris " + inputs);
   ASSERT_EQ(context.exit_code, 0) << context.err;
   EXPECT_EQ(context.out, plain.out);
   const std::string said = "not trained with context";
@@ -291,12 +271,12 @@ TEST(CliTranscribe, OptionsTheModelWasNotTrainedForWarnOnce) {
   EXPECT_NE(first, std::string::npos) << context.err;
   EXPECT_EQ(context.err.find(said, first + 1), std::string::npos) << context.err;
   EXPECT_EQ(std::count(context.err.begin(), context.err.end(), '\n'), 1) << context.err;
-  const CmdRun json = Transcribe("--format json " + inputs);
+  const CommandRun json = Transcribe("--format json " + inputs);
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_EQ(std::count(json.err.begin(), json.err.end(), '\n'), 1) << json.err;
   EXPECT_NE(json.err.find("not trained with the JSON prompt"), std::string::npos) << json.err;
   // The warnings are in verbose_json too (what a server client sees).
-  const CmdRun verbose =
+  const CommandRun verbose =
       Transcribe("--context Paris --output-format verbose_json " + kSamples + "/sample1.wav");
   ASSERT_EQ(verbose.exit_code, 0) << verbose.err;
   const nlohmann::json j = nlohmann::json::parse(verbose.out);
@@ -318,22 +298,22 @@ TEST(CliTranscribe, NoSpeechAndLongAudioWarn) {
     tone[i] = static_cast<int16_t>(3000 * std::sin(0.05 * static_cast<double>(i)));
   WriteWav(root + "/hiss.wav", hiss);
   WriteWav(root + "/tone.wav", tone);
-  const CmdRun quiet = Transcribe(root + "/hiss.wav");
+  const CommandRun quiet = Transcribe(root + "/hiss.wav");
   EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
   EXPECT_EQ(quiet.out, "\n");
   EXPECT_NE(quiet.err.find("hiss.wav: no speech: the loudest 25 ms of the audio is at -"),
             std::string::npos)
       << quiet.err;
-  const CmdRun off = Transcribe("--no-speech-floor -150 " + root + "/hiss.wav");
+  const CommandRun off = Transcribe("--no-speech-floor -150 " + root + "/hiss.wav");
   EXPECT_EQ(off.exit_code, 0) << off.err;
   EXPECT_EQ(off.err.find("no speech"), std::string::npos) << off.err;
   EXPECT_EQ(Transcribe("--no-speech-floor 3 " + root + "/hiss.wav").exit_code, 2);
-  const CmdRun longer = Transcribe(root + "/tone.wav");
+  const CommandRun longer = Transcribe(root + "/tone.wav");
   EXPECT_EQ(longer.exit_code, 0) << longer.err;
   EXPECT_NE(longer.err.find("trained on clips of at most 6.5 s: --chunk-seconds 4"),
             std::string::npos)
       << longer.err;
-  const CmdRun chunked = Transcribe("--chunk-seconds 4 " + root + "/tone.wav");
+  const CommandRun chunked = Transcribe("--chunk-seconds 4 " + root + "/tone.wav");
   EXPECT_EQ(chunked.err.find("trained on clips"), std::string::npos) << chunked.err;
   fs::remove_all(root);
 }
@@ -350,7 +330,7 @@ TEST(CliTranscribe, NoMessageNamesAnInternalIdentifier) {
       if (!e.is_regular_file() || p.find("_test") != std::string::npos) continue;
       if (e.path().extension() != ".cc" && e.path().extension() != ".h") continue;
       ++files;
-      std::istringstream lines(ReadAll(p));
+      std::istringstream lines(testutil::ReadFile(p));
       int n = 0;
       for (std::string line; std::getline(lines, line);) {
         ++n;

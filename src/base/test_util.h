@@ -26,4 +26,15 @@ double Rms(const std::vector<float>& v);
 // A whole file's bytes; empty when it cannot be read.
 std::string ReadFile(const std::string& path);
 
+// What a command printed and how it ended.
+struct CommandRun {
+  int exit_code = -1;  // -1 when it could not start or did not exit normally
+  std::string out;     // stdout
+  std::string err;     // stderr
+};
+
+// Runs `command` with /bin/sh and waits for it: stdout through a pipe, stderr through a
+// temporary file (two pipes read in turn could fill one and block the child).
+CommandRun RunCommand(const std::string& command);
+
 }  // namespace tern::testutil
