@@ -157,6 +157,28 @@ TEST(ServerHostile, HalfBodyThenSilence) {
   EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer;
 }
 
+// `Expect: 100-continue` and then nothing: the 100 Continue goes out, and the read deadline
+// (from the request's first byte) still closes the connection. Writing the 100 arms the
+// stream's timers with --write-timeout; the body's read must not inherit that.
+TEST(ServerHostile, ExpectContinueThenSilence) {
+  Server srv({"--read-timeout", "1", "--write-timeout", "30"});
+  ASSERT_GT(srv.port(), 0);
+  RawConn c(srv.port());
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(c.Send("POST " + kPath +
+                     " HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+                     "Content-Length: 100000\r\nExpect: 100-continue\r\n\r\n"));
+  bool closed = false;
+  const std::string got = c.ReadUntilClose(10.0, &closed);
+  const double took = Seconds(t0);
+  EXPECT_EQ(got, "HTTP/1.1 100 Continue\r\n\r\n");
+  EXPECT_TRUE(closed) << "still open after 10 s";
+  EXPECT_GT(took, 0.9);
+  EXPECT_LT(took, 1.0 + kSlack);
+  EXPECT_NE(srv.LogWith(" 408 ").find(" 408 "), std::string::npos) << srv.Log();
+  EXPECT_LT(HealthLatency(srv.port()), 1.0);
+}
+
 // Over --max-connections: a 503 with Retry-After, then closed; free again once one leaves.
 TEST(ServerHostile, MaxConnections) {
   Server srv({"--max-connections", "4"});

@@ -115,7 +115,8 @@ void HttpSession::ReadHeader() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(ctx_.limits.max_header_bytes));
   parser_->body_limit(ctx_.limits.max_body_bytes());
-  stream_.expires_after(Seconds(ctx_.limits.read_timeout_s));
+  read_deadline_ = started_ + Seconds(ctx_.limits.read_timeout_s);
+  stream_.expires_at(read_deadline_);
   http::async_read_header(
       stream_, buffer_, *parser_,
       [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
@@ -156,7 +157,13 @@ void HttpSession::OnHeader(beast::error_code ec) {
   ReadBody();
 }
 
+// The body gets what is left of the request's deadline. It is set again here because the
+// 100 Continue written just before re-arms the stream's timers with --write-timeout: a
+// client that sends `Expect: 100-continue` and then nothing would otherwise hold the
+// connection for the write timeout rather than the read deadline. (With that write still in
+// flight, expires_at sets the read timer only.)
 void HttpSession::ReadBody() {
+  stream_.expires_at(read_deadline_);
   http::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
 }

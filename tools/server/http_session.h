@@ -1,4 +1,4 @@
-// One client connection: reads requests with Beast under the bounds of limits.h, answers
+// One client connection: reads requests with Beast under the bounds of bounds.h, answers
 // them through routes.h, and hands transcriptions to the SessionPool's workers so that no
 // I/O thread ever transcribes or waits for a session. Requests on a connection are answered
 // in order (keep-alive and pipelining); while a transcription runs, the connection watches
@@ -129,6 +129,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::shared_ptr<void> upload_;  // this request's share of the UploadBudget
   LogEntry entry_;
   std::chrono::steady_clock::time_point started_;
+  // started_ + --read-timeout: the header and the body share it (see ReadBody)
+  std::chrono::steady_clock::time_point read_deadline_;
 };
 
 }  // namespace tern::server
