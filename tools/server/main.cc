@@ -1,5 +1,5 @@
 // tern-server: the engine behind an OpenAI-compatible HTTP API (routes.h lists the routes,
-// limits.h the bounds, docs/server.md both).
+// bounds.h the bounds, docs/server.md both).
 //   tern-server --model DIR [--host 127.0.0.1] [--port 8080] [--max-batch 16] [-t N]
 // One Model is loaded and shared; --sessions BatchSessions (each -t threads) of --max-batch
 // lanes transcribe that many requests at once, those of a BatchSession decoding together
@@ -78,6 +78,7 @@ struct Flags {
   double realtime_idle_timeout_s = 60;
   double realtime_max_message_mb = 4;
   double realtime_max_buffered_s = 30;
+  double realtime_max_pending_mb = 4;
 };
 
 tern::Status Serve(Flags& f) {
@@ -111,6 +112,9 @@ tern::Status Serve(Flags& f) {
   if (!(f.realtime_max_message_mb >= 0.01 && f.realtime_max_message_mb <= 256))
     return InvalidArgumentError("--realtime-max-message-mb must be in [0.01, 256], got %g",
                                 f.realtime_max_message_mb);
+  if (!(f.realtime_max_pending_mb >= 0.01 && f.realtime_max_pending_mb <= 1024))
+    return InvalidArgumentError("--realtime-max-pending-mb must be in [0.01, 1024], got %g",
+                                f.realtime_max_pending_mb);
   if (!(f.realtime_max_buffered_s >= 1 && f.realtime_max_buffered_s <= 3600))
     return InvalidArgumentError("--realtime-max-buffered must be in [1, 3600] s, got %g",
                                 f.realtime_max_buffered_s);
@@ -145,6 +149,7 @@ tern::Status Serve(Flags& f) {
       std::min<size_t>(realtime.limits.max_append_bytes,
                        static_cast<size_t>(f.realtime_max_message_mb * 1024 * 1024));
   realtime.max_message_bytes = static_cast<size_t>(f.realtime_max_message_mb * 1024 * 1024);
+  realtime.max_pending_bytes = static_cast<size_t>(f.realtime_max_pending_mb * 1024 * 1024);
   realtime.idle_timeout_s = f.realtime_idle_timeout_s;
   realtime.max_sessions = f.realtime_sessions;
   ctx.realtime = &realtime;
@@ -230,6 +235,9 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--realtime-max-message-mb", f.realtime_max_message_mb,
                  "largest WebSocket message (larger: closed with 1009)")
+      ->capture_default_str();
+  app.add_option("--realtime-max-pending-mb", f.realtime_max_pending_mb,
+                 "server events waiting for a client that does not read them (beyond: closed)")
       ->capture_default_str();
   app.add_option("--realtime-max-buffered", f.realtime_max_buffered_s,
                  "seconds of appended audio that may wait to be transcribed (beyond: error events)")

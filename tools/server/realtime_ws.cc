@@ -23,9 +23,6 @@ using tcp = net::ip::tcp;
 
 namespace {
 
-// Server events waiting for a client that does not read; beyond, the connection closes.
-constexpr size_t kMaxPendingBytes = 4 << 20;
-
 std::chrono::steady_clock::duration Seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(s));
@@ -121,18 +118,23 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
 
   void Queue(std::string event) {
     if (closed_) return;
+    if (pending_bytes_ + event.size() > ctx_.max_pending_bytes) return Overflow();
     pending_bytes_ += event.size();
-    if (pending_bytes_ > kMaxPendingBytes) {
-      // the client does not read its events: stop transcribing for it
-      out_.clear();
-      pending_bytes_ = 0;
-      closing_ = true;
-      if (conn_) conn_->Close();
-      beast::get_lowest_layer(ws_).close();
-      return;
-    }
     out_.push_back(std::move(event));
     if (!writing_) Write();
+  }
+
+  // The client does not read its events: stop transcribing for it and close the socket.
+  // The event being written (the front, while writing_) stays queued: async_write still
+  // reads its bytes, and its handler pops it when the close aborts it.
+  void Overflow() {
+    closing_ = true;
+    closed_ = true;
+    out_.erase(out_.begin() + (writing_ && !out_.empty() ? 1 : 0), out_.end());
+    pending_bytes_ = out_.empty() ? 0 : out_.front().size();
+    idle_.cancel();
+    if (conn_) conn_->Close();
+    beast::get_lowest_layer(ws_).close();
   }
 
   void Write() {

@@ -4,8 +4,8 @@
 // message (--realtime-max-message-mb: larger closes the connection with 1009 "message too
 // big"), the audio in one append and the audio waiting (error events), the time without a
 // client message (--realtime-idle-timeout: an error event, then close), the server events
-// waiting for a slow reader (beyond 4 MB: closed), and the connections at once
-// (--realtime-sessions: beyond, 503 before the upgrade).
+// waiting for a slow reader (--realtime-max-pending-mb: beyond, closed), and the connections
+// at once (--realtime-sessions: beyond, 503 before the upgrade).
 #pragma once
 
 #include <atomic>
@@ -29,6 +29,9 @@ struct RealtimeContext {
   TranscribeOptions defaults;
   RealtimeLimits limits;
   size_t max_message_bytes = 4 << 20;
+  // Server events waiting for a client that does not read them (the one being written
+  // included); beyond, the connection closes.
+  size_t max_pending_bytes = 4 << 20;
   double idle_timeout_s = 60;
   int max_sessions = 4;
   std::atomic<int> sessions{0};

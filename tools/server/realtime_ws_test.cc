@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <thread>
@@ -247,6 +248,34 @@ TEST(RealtimeWs, SessionsAreBoundedIdleOnesCloseAndVanishedClientsAreFreed) {
   Client again;
   EXPECT_FALSE(again.Connect(server.port())) << "the only session slot is free again";
   ctx.max_sessions = 4;
+}
+
+// A client that sends but never reads: the server's events (errors that echo a 1 MB event
+// type) pile up past the bound (max_pending_bytes, 2 MB here) while one is still being
+// written (its async_write waits for the client to read), and the connection closes. The event in flight must stay
+// alive until its write ends (freeing it crashed the server). The session is freed and the
+// next client is served.
+TEST(RealtimeWs, AClientThatDoesNotReadIsClosedAtTheEventBound) {
+  ASSERT_TRUE(TinyModel());
+  RealtimeContext& ctx = Context();
+  ctx.max_pending_bytes = 2 << 20;
+  Server server(ctx);
+  {
+    Client c;
+    ASSERT_FALSE(c.Connect(server.port()));
+    const std::string big = json{{"type", std::string(1 << 20, 'x')}}.dump();
+    beast::error_code ec;
+    int sent = 0;
+    for (; sent < 64 && !ec; ++sent) c.ws.write(net::buffer(big), ec);
+    EXPECT_TRUE(ec) << "the server took " << sent << " MB from a client that reads nothing";
+    WaitForSessions(ctx, 0);
+    EXPECT_EQ(ctx.sessions.load(), 0);
+    std::printf("[figure] a client reading nothing was closed after %d MB sent\n", sent);
+  }
+  Client again;
+  ASSERT_FALSE(again.Connect(server.port()));
+  EXPECT_EQ(again.Next()["type"], "transcription_session.created");
+  ctx.max_pending_bytes = 4 << 20;
 }
 
 // The API key a browser sends as a subprotocol (it cannot set Authorization on a WebSocket).
