@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
+#include <functional>
 #include <random>
 
 #include <boost/beast/websocket.hpp>
@@ -50,10 +52,12 @@ struct Client {
     protocol = std::string(r[beast::http::field::sec_websocket_protocol]);
     return ec;
   }
-  json Next() {
+  // The next event; null once the connection ends (*ec_out says how).
+  json Next(beast::error_code* ec_out = nullptr) {
     beast::flat_buffer b;
     beast::error_code ec;
     ws.read(b, ec);
+    if (ec_out) *ec_out = ec;
     if (ec) return nullptr;
     return json::parse(beast::buffers_to_string(b.data()));
   }
@@ -79,7 +83,7 @@ TEST(ServerRealtime, ClipAtFourTimesRealTime) {
     if (e.kind == LiveEvent::Kind::kFinal) expected.push_back(e.text);
   ASSERT_EQ(expected.size(), 4u);
 
-  Server server({"--realtime-sessions", "1"});
+  Server server({"--realtime-sessions", "1", "--shutdown-grace", "2"});
   ASSERT_GT(server.port(), 0);
   // the route's HTTP answers
   auto r = Request(server.port(), "GET", "/v1/realtime?intent=transcription");
@@ -142,6 +146,85 @@ TEST(ServerRealtime, ClipAtFourTimesRealTime) {
   // SIGTERM with the session still open: the server still stops cleanly
   EXPECT_EQ(server.Stop(20), 0) << server.Log();
 }
+
+// SIGTERM with two realtime sessions open, one with audio being transcribed and one idle: each
+// gets an error event (code server_shutting_down) and then a close frame with 1001 (going
+// away) at once, not at the end of the grace; the server then exits 0 well within it. With no
+// grace (0) too: the sessions are cut off only a quarter second after the signal.
+class SigtermClosesOpenSessions : public ::testing::TestWithParam<double> {};
+
+TEST_P(SigtermClosesOpenSessions, WithAnErrorEventAndGoingAway) {
+  const double grace = GetParam();
+  Server server({"--realtime-sessions", "2", "--shutdown-grace", std::to_string(grace)});
+  ASSERT_GT(server.port(), 0);
+  Client busy, idle;
+  ASSERT_FALSE(busy.Connect(server.port()));
+  ASSERT_FALSE(idle.Connect(server.port()));
+  EXPECT_EQ(busy.Next()["type"], "transcription_session.created");
+  EXPECT_EQ(idle.Next()["type"], "transcription_session.created");
+  const std::vector<int16_t> pcm = StreamPcm();
+  for (size_t i = 0; i < 72000; i += 2400)  // 3 s of speech
+    busy.ws.write(net::buffer(Append(pcm.data() + i, 2400)));
+  struct Seen {
+    json error;               // the last error event
+    std::string after_error;  // the type of any event after it
+    beast::error_code end;
+    int close_code = 0;
+    double closed_at = -1;  // seconds after the signal
+  };
+  Seen seen[2];
+  const auto t0 = std::chrono::steady_clock::now();
+  auto read = [&](Client& c, Seen& s) {
+    for (;;) {
+      beast::error_code ec;
+      json e = c.Next(&ec);
+      if (e.is_null()) {
+        s.end = ec;
+        s.close_code = c.ws.reason().code;
+        s.closed_at = tern::testing::Seconds(t0);
+        return;
+      }
+      if (e["type"] == "error")
+        s.error = e;
+      else if (!s.error.is_null())
+        s.after_error = e["type"];
+    }
+  };
+  std::thread rb(read, std::ref(busy), std::ref(seen[0]));
+  std::thread ri(read, std::ref(idle), std::ref(seen[1]));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // transcribing
+  const auto signalled = std::chrono::steady_clock::now();
+  kill(server.pid(), SIGTERM);
+  const int rc = server.Wait(grace + 2);  // beyond: killed, which also ends the readers
+  const double exited = tern::testing::Seconds(signalled);
+  rb.join();
+  ri.join();
+  EXPECT_EQ(rc, 0) << server.Log();
+  EXPECT_LT(exited, std::max(grace, 0.25) + 1);
+  if (grace > 1) {
+    EXPECT_LT(exited, grace) << "the sessions held the server to the grace's end";
+  }
+  const double signal_at = std::chrono::duration<double>(signalled - t0).count();
+  for (const Seen& s : seen) {
+    ASSERT_FALSE(s.error.is_null()) << "no error event before the close";
+    EXPECT_EQ(s.error["error"]["code"], "server_shutting_down") << s.error.dump();
+    EXPECT_EQ(s.error["error"]["type"], "server_error") << s.error.dump();
+    EXPECT_EQ(s.after_error, "") << "an event after the shutdown's error";
+    EXPECT_EQ(s.end, websocket::error::closed) << s.end.message();
+    EXPECT_EQ(s.close_code, static_cast<int>(websocket::close_code::going_away));
+    EXPECT_LT(s.closed_at - signal_at, std::max(grace / 2, 0.25));
+  }
+  std::printf(
+      "[figure] SIGTERM with 2 realtime sessions: closed after %.0f and %.0f ms, "
+      "exit after %.0f ms (grace %.0f s)\n",
+      (seen[0].closed_at - signal_at) * 1000, (seen[1].closed_at - signal_at) * 1000, exited * 1000,
+      grace);
+}
+
+INSTANTIATE_TEST_SUITE_P(ServerRealtime, SigtermClosesOpenSessions, ::testing::Values(3.0, 0.0),
+                         [](const ::testing::TestParamInfo<double>& p) {
+                           return std::string(p.param > 0 ? "Grace3s" : "NoGrace");
+                         });
 
 // --api-key: a browser's WebSocket cannot send Authorization, so the key is also taken from
 // the subprotocols OpenAI's browser clients offer ("realtime, openai-insecure-api-key.KEY"),

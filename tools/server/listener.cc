@@ -74,6 +74,7 @@ struct Listener::Impl {
     boost::system::error_code ec;
     acceptor.close(ec);
     ForEachSession([](HttpSession& s) { s.Drain(); });
+    if (ctx.realtime) ShutdownRealtime(*ctx.realtime);
     grace_end = std::chrono::steady_clock::now() +
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                     std::chrono::duration<double>(ctx.limits.shutdown_grace_s));
@@ -81,10 +82,13 @@ struct Listener::Impl {
   }
 
   // Every 20 ms: done once no connection is left; at the end of the grace, cancel what
-  // remains; half a second later, stop regardless.
+  // remains; half a second later, stop regardless. Realtime sessions, told at the signal,
+  // are cut off a quarter second after the grace: with no grace, their error event and
+  // close frame still go out to a client that reads them.
   void Poll() {
     const auto now = std::chrono::steady_clock::now();
-    if (ctx.connections.load() == 0) return ioc.stop();
+    const int realtime = ctx.realtime ? ctx.realtime->sessions.load() : 0;
+    if (ctx.connections.load() == 0 && realtime == 0) return ioc.stop();
     if (now >= grace_end + std::chrono::milliseconds(500)) {
       ctx.log->Note("server", "grace over: closing the remaining connections");
       return ioc.stop();
@@ -92,6 +96,10 @@ struct Listener::Impl {
     if (now >= grace_end && !aborted) {
       aborted = true;
       ForEachSession([](HttpSession& s) { s.Abort(); });
+    }
+    if (now >= grace_end + std::chrono::milliseconds(250) && !realtime_aborted && ctx.realtime) {
+      realtime_aborted = true;
+      AbortRealtime(*ctx.realtime);
     }
     timer.expires_after(std::chrono::milliseconds(20));
     timer.async_wait([this](boost::system::error_code) { Poll(); });
@@ -104,6 +112,7 @@ struct Listener::Impl {
   net::steady_timer timer;
   std::chrono::steady_clock::time_point grace_end;
   bool aborted = false;
+  bool realtime_aborted = false;
 };
 
 Listener::Listener(ServerContext& ctx) : impl_(std::make_unique<Impl>(ctx)) {}

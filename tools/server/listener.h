@@ -2,6 +2,7 @@
 // connection gets a 503 with Retry-After and is closed at once. SIGINT/SIGTERM: stop
 // accepting, let what is in flight finish for --shutdown-grace, then cancel the rest (a
 // stream gets an error event) and return within a second more, whatever clients do.
+// Realtime WebSocket sessions get an error event and a close with 1001 at the signal.
 #pragma once
 
 #include <string>

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <deque>
 #include <utility>
+#include <vector>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -28,6 +29,8 @@ std::chrono::steady_clock::duration Seconds(double s) {
       std::chrono::duration<double>(s));
 }
 
+}  // namespace
+
 class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
  public:
   RealtimeWs(tcp::socket&& socket, RealtimeContext& ctx)
@@ -36,10 +39,19 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
   ~RealtimeWs() {
     if (conn_) conn_->Close();
     conn_.reset();  // joins the worker (it stops at its next token)
+    {
+      std::lock_guard<std::mutex> lock(ctx_.mu);
+      ctx_.open.erase(id_);
+    }
     --ctx_.sessions;
   }
 
   void Start(const http::request<http::string_body>& req) {
+    {
+      std::lock_guard<std::mutex> lock(ctx_.mu);
+      id_ = ++ctx_.next_id;
+      ctx_.open[id_] = weak_from_this();
+    }
     ws_.read_message_max(ctx_.max_message_bytes);
     websocket::stream_base::timeout t =
         websocket::stream_base::timeout::suggested(beast::role_type::server);
@@ -56,9 +68,36 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
                      [self = shared_from_this()](beast::error_code ec) { self->OnAccept(ec); });
   }
 
+  // SIGTERM (any thread): the error event, then the close handshake with 1001 (going away).
+  // A realtime session has no natural end to wait for, so it is told at once rather than at
+  // the end of the grace; the grace bounds the handshake (Abort).
+  void Shutdown() {
+    net::post(ws_.get_executor(), [self = shared_from_this()] {
+      if (self->closing_ || self->closed_) return;
+      if (!self->accepted_) return self->Abort();  // still in its handshake
+      self->QueueError("server_error", "server_shutting_down", "the server is shutting down");
+      self->CloseAfterWrites(websocket::close_code::going_away);
+    });
+  }
+
+  // The grace is over (any thread): the socket closes, whatever the client does.
+  void Cut() {
+    net::post(ws_.get_executor(), [self = shared_from_this()] { self->Abort(); });
+  }
+
  private:
+  void Abort() {
+    closing_ = true;
+    closed_ = true;
+    idle_.cancel();
+    if (conn_) conn_->Close();
+    beast::get_lowest_layer(ws_).close();  // what is pending ends with an error
+  }
+
   void OnAccept(beast::error_code ec) {
-    if (ec) return;  // not a WebSocket handshake after all: the socket closes
+    if (ec) return;  // not a WebSocket handshake after all, or cut off: the socket closes
+    if (closed_) return;
+    accepted_ = true;
     std::weak_ptr<RealtimeWs> weak = weak_from_this();
     auto executor = ws_.get_executor();
     conn_ = std::make_unique<RealtimeConnection>(
@@ -79,7 +118,8 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
       if (ec) return;  // re-armed or cancelled
       auto self = weak.lock();
       if (!self || self->closing_) return;
-      self->QueueError("idle_timeout", "no client event for --realtime-idle-timeout seconds");
+      self->QueueError("invalid_request_error", "idle_timeout",
+                       "no client event for --realtime-idle-timeout seconds");
       self->CloseAfterWrites(websocket::close_code::policy_error);
     });
   }
@@ -109,15 +149,16 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
     Read();
   }
 
-  void QueueError(const std::string& code, const std::string& message) {
-    std::string e =
-        R"({"type":"error","event_id":"event_tern_idle","error":{"type":"invalid_request_error","code":")" +
-        code + R"(","message":")" + message + R"(","param":null,"event_id":null}})";
-    Queue(std::move(e));
+  // An error event of the connection's own (the protocol's errors come from conn_); queued
+  // here, in order before a close that follows it.
+  void QueueError(const std::string& type, const std::string& code, const std::string& message) {
+    Queue(R"({"type":"error","event_id":"event_tern_)" + code + R"(","error":{"type":")" + type +
+          R"(","code":")" + code + R"(","message":")" + message +
+          R"(","param":null,"event_id":null}})");
   }
 
   void Queue(std::string event) {
-    if (closed_) return;
+    if (closed_ || close_after_writes_) return;  // nothing after the last event before a close
     if (pending_bytes_ + event.size() > ctx_.max_pending_bytes) return Overflow();
     pending_bytes_ += event.size();
     out_.push_back(std::move(event));
@@ -174,6 +215,7 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
   }
 
   RealtimeContext& ctx_;
+  uint64_t id_ = 0;  // in ctx_.open
   websocket::stream<beast::tcp_stream> ws_;
   net::steady_timer idle_;
   beast::flat_buffer buffer_;
@@ -181,11 +223,14 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
   std::deque<std::string> out_;
   size_t pending_bytes_ = 0;
   bool writing_ = false;
+  bool accepted_ = false;  // the handshake is done
   bool closing_ = false;
   bool closed_ = false;
   bool close_after_writes_ = false;
   websocket::close_code close_code_ = websocket::close_code::normal;
 };
+
+namespace {
 
 // Calls f(token) for each comma-separated, space-trimmed token of a header value.
 template <typename F>
@@ -241,6 +286,29 @@ void StartRealtime(tcp::socket socket, const http::request<http::string_body>& r
     return;
   }
   std::make_shared<RealtimeWs>(std::move(socket), ctx)->Start(req);
+}
+
+namespace {
+
+template <typename F>
+void ForEachOpen(RealtimeContext& ctx, F f) {
+  std::vector<std::shared_ptr<RealtimeWs>> live;
+  {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    for (auto& [id, w] : ctx.open)
+      if (auto s = w.lock()) live.push_back(std::move(s));
+  }
+  for (auto& s : live) f(*s);
+}
+
+}  // namespace
+
+void ShutdownRealtime(RealtimeContext& ctx) {
+  ForEachOpen(ctx, [](RealtimeWs& s) { s.Shutdown(); });
+}
+
+void AbortRealtime(RealtimeContext& ctx) {
+  ForEachOpen(ctx, [](RealtimeWs& s) { s.Cut(); });
 }
 
 }  // namespace tern::server
