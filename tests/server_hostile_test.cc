@@ -179,6 +179,77 @@ TEST(ServerHostile, ExpectContinueThenSilence) {
   EXPECT_LT(HealthLatency(srv.port()), 1.0);
 }
 
+// --idle-timeout: a keep-alive connection reused within it is served each time (the wait
+// starts again after each answer); left idle, it is closed by the server, and so is a
+// connection that never sends a request.
+TEST(ServerHostile, IdleKeepAliveTimeout) {
+  Server srv({"--idle-timeout", "1", "--read-timeout", "30"});
+  ASSERT_GT(srv.port(), 0);
+  RawConn silent(srv.port());
+  const auto opened = Clock::now();
+  RawConn c(srv.port());
+  const std::string health = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+  auto sent = Clock::now();
+  for (int i = 0; i < 4; ++i) {  // 0.5 s apart: 2 s in all, each wait under the timeout
+    sent = Clock::now();
+    ASSERT_TRUE(c.Send(health)) << i;
+    bool closed = false;
+    const std::string got = c.ReadUntilClose(0.5, &closed);
+    EXPECT_EQ(got.rfind("HTTP/1.1 200", 0), 0u) << i << ": " << got;
+    EXPECT_FALSE(closed) << i;
+  }
+  bool closed = false;
+  EXPECT_EQ(c.ReadUntilClose(5.0, &closed), "");
+  const double idle = Seconds(sent);
+  EXPECT_TRUE(closed);
+  EXPECT_GT(idle, 0.9);
+  EXPECT_LT(idle, 1.0 + kSlack);
+  closed = false;
+  silent.ReadUntilClose(1.0, &closed);
+  EXPECT_TRUE(closed) << "a connection without a request is open after " << Seconds(opened) << " s";
+}
+
+// --write-timeout: a client that pipelines requests for the page (15 KB each) and never
+// reads the answers fills the socket buffers; the write that then waits is given up after
+// the timeout, the connection closes, and the log says why.
+TEST(ServerHostile, WriteTimeoutClosesAClientThatDoesNotRead) {
+  Server srv({"--write-timeout", "1"});
+  ASSERT_GT(srv.port(), 0);
+  RawConn c(srv.port());
+  std::string requests;
+  for (int i = 0; i < 1000; ++i) requests += "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_TRUE(c.Send(requests));  // 28 KB, 15 MB of answers
+  const auto t0 = Clock::now();
+  const std::string log = srv.LogWith("writing the response failed", 10);
+  const double took = Seconds(t0);
+  EXPECT_NE(log.find("writing the response failed"), std::string::npos) << log.substr(0, 2000);
+  EXPECT_GT(took, 0.9);
+  EXPECT_LT(HealthLatency(srv.port()), 1.0);
+}
+
+// --max-header-bytes: a request whose headers are over it gets 431 and the connection closes;
+// one under it is served. Out of its range the option is refused at startup (exit 2).
+TEST(ServerHostile, MaxHeaderBytesOption) {
+  Server srv({"--max-header-bytes", "2048"});
+  ASSERT_GT(srv.port(), 0);
+  auto under = Get(srv.port(), "/health", {{"X-Pad", std::string(1500, 'p')}});
+  ASSERT_TRUE(under);
+  EXPECT_EQ(under->status, 200);
+  RawConn c(srv.port());
+  ASSERT_TRUE(
+      c.Send("GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(3000, 'p') + "\r\n\r\n"));
+  bool closed = false;
+  const std::string over = c.ReadUntilClose(3.0, &closed);
+  EXPECT_EQ(over.rfind("HTTP/1.1 431", 0), 0u) << over;
+  EXPECT_NE(over.find("--max-header-bytes (2048)"), std::string::npos) << over;
+  EXPECT_TRUE(closed);
+  EXPECT_LT(HealthLatency(srv.port()), 1.0);
+  const std::string bad = std::string(TERN_SERVER_BINARY) + " --model " + kRoot +
+                          "/models/tiny-en --port 0 --max-header-bytes 100 2>/dev/null";
+  const int st = std::system(bad.c_str());
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2) << st;
+}
+
 // Over --max-connections: a 503 with Retry-After, then closed; free again once one leaves.
 TEST(ServerHostile, MaxConnections) {
   Server srv({"--max-connections", "4"});
@@ -230,19 +301,68 @@ TEST(ServerHostile, PipelinedRequestsAreAnsweredInOrder) {
   EXPECT_EQ(bodies[4], bodies[0]);
 }
 
+// One lane and no wait list: while a transcription runs, any other request gets 503.
+const std::vector<std::string> kOneLane = {"--max-batch",         "1",   "--max-waiting", "0",
+                                           "--max-audio-seconds", "1900"};
+
+// Half an hour at 24 kHz (86 MB; no resampling, so its decoding is quick) sent on a raw
+// connection, cut in 30 s pieces (a cancel lands between them): still running after the
+// checks that follow on a fast machine (the bundled model transcribes a few hundred times
+// faster than real time). Null if the server did not take it.
+std::unique_ptr<RawConn> SendLongTranscription(int port, bool stream) {
+  const std::string boundary = "l0ng";
+  Form form = {{"file", LongUpload(30), "long.wav", "audio/wav"},
+               {"chunking_strategy", "auto", "", ""}};
+  if (stream) form.push_back({"stream", "true", "", ""});
+  auto c = std::make_unique<RawConn>(port);
+  if (!c->ok() || !c->Send(RawPost(MultipartBody(form, boundary), boundary))) return nullptr;
+  return c;
+}
+
+// What a stream's connection receives up to its first text delta (past the upload's decoding,
+// into the transcription), or all it got in `timeout_s` without one.
+std::string UntilFirstDelta(RawConn& c, double timeout_s = 30 * kSlack) {
+  std::string got;
+  const auto t0 = Clock::now();
+  while (got.find("transcript.text.delta") == std::string::npos && Seconds(t0) < timeout_s)
+    got += c.ReadUntilClose(0.05);
+  return got;
+}
+
+// After a client hung up on the only lane: seconds until a fresh request is answered with
+// 200 (trying for `limit_s`); *status is the last answer's status (-1: none).
+double SecondsUntilServed(int port, double limit_s, int* status) {
+  const auto t0 = Clock::now();
+  *status = 0;
+  while (Seconds(t0) < limit_s) {
+    auto r = PostForm(port, ClipForm("008.wav", {{"response_format", "text"}}));
+    *status = r ? r->status : -1;
+    if (*status == 200) break;
+  }
+  return Seconds(t0);
+}
+
+// Under AddressSanitizer the upload's decoding and each encoder piece (neither of which a
+// cancel interrupts) take many times longer: there the tests only check the cancel lands.
+// Elsewhere the piece being encoded ends (a cancel lands between pieces), then a fresh
+// request runs: a second or so on a loaded machine, against the half hour's minutes of work.
+void ExpectTheLaneFreedSoon(const Server& srv, const char* what) {
+  int status = 0;
+  const double freed = SecondsUntilServed(srv.port(), 5 * kSlack * kSlack, &status);
+  std::printf("[figure] %s: session free %.0f ms after the client hung up\n", what, freed * 1000);
+  EXPECT_EQ(status, 200) << what;
+  if (kSlack == 1) {
+    EXPECT_LT(freed, 3.0) << what << "\n" << srv.Log();
+  }
+}
+
 // A client that hangs up during a long non-streaming transcription frees its session at
 // once (the next request gets a session, not 503), and the log says why.
 TEST(ServerHostile, DisconnectCancelsTheTranscription) {
-  Server srv({"--max-batch", "1", "--max-waiting", "0", "--max-audio-seconds", "1900"});
+  Server srv(kOneLane);
   ASSERT_GT(srv.port(), 0);
-  const std::string boundary = "l0ng";
-  // Half an hour at 24 kHz (86 MB; no resampling, so its decoding is quick): still running
-  // after the checks below on a fast machine (the bundled model transcribes a few hundred
-  // times faster than real time).
-  Form form = {{"file", LongUpload(30), "long.wav", "audio/wav"},
-               {"chunking_strategy", "auto", "", ""}};
-  RawConn c(srv.port());
-  ASSERT_TRUE(c.Send(RawPost(MultipartBody(form, boundary), boundary)));
+  std::unique_ptr<RawConn> c = SendLongTranscription(srv.port(), false);
+  ASSERT_TRUE(c);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // read, parsed, submitted
   // Busy: a second request is refused while the long one runs.
   bool busy = false;
@@ -255,26 +375,29 @@ TEST(ServerHostile, DisconnectCancelsTheTranscription) {
   // Past the upload's parsing and decoding (86 MB; not interruptible), into the
   // transcription.
   std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(2500 * kSlack)));
-  c.Close();
-  const auto t0 = Clock::now();
-  int status = 0;
-  // Under AddressSanitizer the upload's decoding and each encoder piece (neither of which a
-  // cancel interrupts) take many times longer: there the test only checks the cancel lands.
-  while (Seconds(t0) < 5 * kSlack * kSlack) {
-    auto r = PostForm(srv.port(), ClipForm("008.wav", {{"response_format", "text"}}));
-    status = r ? r->status : -1;
-    if (status == 200) break;
-  }
-  const double freed = Seconds(t0);
-  std::printf("[figure] session free %.0f ms after the client hung up\n", freed * 1000);
-  EXPECT_EQ(status, 200);
-  if (kSlack == 1) {
-    // The piece being encoded ends (a cancel lands between pieces), then a fresh request
-    // runs: a second or so on a loaded machine, against the half hour's minutes of work.
-    EXPECT_LT(freed, 3.0) << srv.Log();
-  }
+  c->Close();
+  ExpectTheLaneFreedSoon(srv, "non-streaming");
   EXPECT_NE(srv.LogWith(" 499 ").find(" 499 "), std::string::npos) << srv.Log();
   EXPECT_NE(srv.Log().find("transcription cancelled"), std::string::npos) << srv.Log();
+}
+
+// The same for a stream (stream=true): the client hangs up after its first delta, mid-stream;
+// the transcription is cancelled and the only lane serves the next request at once.
+TEST(ServerHostile, StreamDisconnectCancelsTheTranscription) {
+  Server srv(kOneLane);
+  ASSERT_GT(srv.port(), 0);
+  std::unique_ptr<RawConn> c = SendLongTranscription(srv.port(), true);
+  ASSERT_TRUE(c);
+  const std::string got = UntilFirstDelta(*c);
+  ASSERT_NE(got.find("transcript.text.delta"), std::string::npos) << got << srv.Log();
+  auto busy = PostForm(srv.port(), ClipForm("008.wav", {}));
+  ASSERT_TRUE(busy);
+  ASSERT_EQ(busy->status, 503) << "the stream does not hold the only lane";
+  c->Close();
+  ExpectTheLaneFreedSoon(srv, "stream");
+  // Noticed by the peer watch, or by the next event's write failing: either cancels.
+  const std::regex why("transcription cancelled|writing the response failed");
+  EXPECT_TRUE(std::regex_search(srv.LogWith("POST " + kPath + " 200"), why)) << srv.Log();
 }
 
 // Waiting requests hold their upload, never decoded audio: four long uploads queued behind
@@ -375,9 +498,11 @@ TEST(ServerHostile, UploadBytesAreBounded) {
   EXPECT_TRUE(accepted);
 }
 
-// SIGTERM while one client trickles bytes: stops accepting and exits 0 within the grace
-// plus a second.
-TEST(ServerHostile, SigtermWithATricklingClient) {
+// SIGTERM or SIGINT while one client trickles bytes: stops accepting and exits 0 within the
+// grace plus a second.
+class StopSignal : public ::testing::TestWithParam<int> {};
+
+TEST_P(StopSignal, WithATricklingClient) {
   Server srv({"--shutdown-grace", "1", "--read-timeout", "60"});
   ASSERT_GT(srv.port(), 0);
   std::atomic<bool> stop{false};
@@ -391,14 +516,74 @@ TEST(ServerHostile, SigtermWithATricklingClient) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   const auto t0 = Clock::now();
-  const int rc = srv.Stop(10);
+  kill(srv.pid(), GetParam());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const bool refused = !RawConn(srv.port()).ok();  // the listening socket is closed
+  const int rc = srv.Wait(10);
   const double took = Seconds(t0);
   stop = true;
   trickle.join();
-  std::printf("[figure] SIGTERM with a trickling client: exit %d after %.2f s (grace 1 s)\n", rc,
-              took);
+  std::printf("[figure] %s with a trickling client: exit %d after %.2f s (grace 1 s)\n",
+              GetParam() == SIGTERM ? "SIGTERM" : "SIGINT", rc, took);
   EXPECT_EQ(rc, 0);
   EXPECT_LT(took, 1.0 + kSlack);
+  EXPECT_TRUE(refused) << "a new connection was accepted during the grace";
+}
+
+INSTANTIATE_TEST_SUITE_P(ServerHostile, StopSignal, ::testing::Values(SIGTERM, SIGINT),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                           return std::string(p.param == SIGTERM ? "Sigterm" : "Sigint");
+                         });
+
+// SIGTERM with one lane busy on a long stream and another stream waiting for it: at the end
+// of the grace the running stream gets an error event and the end of its chunked body, and
+// the waiting one, which never began, a whole 503 with Retry-After (not a 200 whose body is
+// cut off); the server exits 0 within the grace plus a second.
+TEST(ServerHostile, SigtermWhileAStreamWaits) {
+  Server srv({"--max-batch", "1", "--max-waiting", "1", "--max-audio-seconds", "1900",
+              "--shutdown-grace", "1"});
+  ASSERT_GT(srv.port(), 0);
+  std::unique_ptr<RawConn> running = SendLongTranscription(srv.port(), true);
+  ASSERT_TRUE(running);
+  const std::string first = UntilFirstDelta(*running);
+  ASSERT_NE(first.find("transcript.text.delta"), std::string::npos) << first << srv.Log();
+  const std::string boundary = "wa1t";
+  RawConn waiting(srv.port());
+  ASSERT_TRUE(waiting.Send(
+      RawPost(MultipartBody(ClipForm("008.wav", {{"stream", "true"}, {"response_format", "text"}}),
+                            boundary),
+              boundary)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // read and queued
+  const auto t0 = Clock::now();
+  kill(srv.pid(), SIGTERM);
+  bool closed = false;
+  const std::string answer = waiting.ReadUntilClose(5.0, &closed);
+  const std::string rest = running->ReadUntilClose(5.0);
+  const int rc = srv.Wait(5);
+  const double took = Seconds(t0);
+  std::printf("[figure] SIGTERM with a stream waiting (grace 1 s): exit %d after %.2f s\n", rc,
+              took);
+  EXPECT_EQ(rc, 0);
+  EXPECT_LT(took, 2.0 + kSlack);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 503", 0), 0u) << answer;
+  EXPECT_NE(answer.find("Retry-After: 1\r\n"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("Connection: close\r\n"), std::string::npos) << answer;
+  // The whole body its Content-Length announces: a JSON error saying why.
+  const size_t head_end = answer.find("\r\n\r\n");
+  const std::smatch length = [&] {
+    std::smatch m;
+    std::regex_search(answer, m, std::regex("Content-Length: (\\d+)"));
+    return m;
+  }();
+  ASSERT_FALSE(length.empty()) << answer;
+  ASSERT_NE(head_end, std::string::npos);
+  const std::string body = answer.substr(head_end + 4);
+  EXPECT_EQ(body.size(), std::stoul(length[1].str())) << answer;
+  EXPECT_NE(body.find("shutting down"), std::string::npos) << body;
+  EXPECT_NE(rest.find("\"type\":\"error\""), std::string::npos) << rest;
+  ASSERT_GE(rest.size(), 5u);
+  EXPECT_EQ(rest.substr(rest.size() - 5), "0\r\n\r\n");  // the chunked body's end
 }
 
 // SIGTERM with a stream in flight and no grace: the stream ends with an error event and a
