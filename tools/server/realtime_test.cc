@@ -12,6 +12,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -216,6 +217,30 @@ TEST(Realtime, BadClientEventsGetErrorEvents) {
   }
   // nothing else happened: no session.updated for the refused updates
   for (const json& e : events) EXPECT_NE(e["type"], "transcription_session.updated") << e.dump();
+}
+
+// --realtime-max-buffered: the audio waiting to be transcribed is bounded. An append that
+// would take it over the bound (here 1 s; this one is 1.5 s on its own, whatever the worker
+// has done) is dropped with an input_audio_buffer_full error; one that fits is taken.
+TEST(Realtime, BufferedAudioIsBounded) {
+  auto model = TinyModel();
+  ASSERT_TRUE(model);
+  Collector c;
+  RealtimeLimits limits;
+  limits.max_buffered_seconds = 1;
+  RealtimeConnection conn(model, "tiny-en", TranscribeOptions{}, limits, c.Sink());
+  conn.Start();
+  const std::vector<int16_t> pcm = StreamPcm();
+  conn.OnText(Append(pcm.data(), 36000));
+  conn.OnText(Append(pcm.data(), 12000));  // 0.5 s
+  c.WaitFor("error", 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // no second error comes
+  std::vector<json> errors;
+  for (const json& e : c.All())
+    if (e["type"] == "error") errors.push_back(e["error"]);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0]["code"], "input_audio_buffer_full");
+  EXPECT_EQ(errors[0]["param"], "audio");
 }
 
 TEST(Realtime, CommitTranscribesWithoutTurnDetectionAndClearDiscards) {
