@@ -2,9 +2,10 @@
 // it (python/tern/__init__.py) gives it its Python shape: keyword options, the result
 // dataclass, the streaming iterator.
 //
-// The GIL is released while tern loads, decodes or transcribes, and taken again only to call
-// a Python callback; a Status that is not OK becomes a tern.Error subclass (by error code)
-// whose message is the one the CLI prints.
+// NativeSession wraps a tern::Session, NativeBatchSession a tern::BatchSession; both have the
+// same transcribe(). The GIL is released while tern loads, decodes or transcribes, and taken
+// again only to call a Python callback; a Status that is not OK becomes a tern.Error subclass
+// (by error code) whose message is the one the CLI prints.
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -153,6 +154,67 @@ struct Callbacks {
   std::optional<py::error_already_set> error;
 };
 
+// Loads `audio` and runs `run(audio, options)` (a Session's or a BatchSession's Transcribe)
+// with the GIL released, the Python callbacks wrapped to take it back.
+template <typename Run>
+tern::Transcript TranscribeWith(Run&& run, const py::object& audio, std::optional<int> rate,
+                                tern::AudioOptions audio_options, tern::TranscribeOptions options,
+                                py::object on_progress, py::object on_text) {
+  Check(audio_options.Validate());
+  Check(options.Validate());
+  AudioSource src = SourceFrom(audio, rate);
+  auto cb = std::make_shared<Callbacks>();
+  cb->on_progress = std::move(on_progress);
+  cb->on_text = std::move(on_text);
+  // The callbacks run on this thread without the GIL; they take it to call Python. A False
+  // return (or an exception, raised after Transcribe returns) stops the transcription.
+  if (!cb->on_progress.is_none()) {
+    options.on_progress = [c = cb.get()](double p) {
+      py::gil_scoped_acquire gil;
+      try {
+        py::object r = c->on_progress(p);
+        return r.is_none() || r.cast<bool>();
+      } catch (py::error_already_set& e) {
+        if (!c->error) c->error.emplace(std::move(e));
+        return false;
+      }
+    };
+  }
+  if (!cb->on_text.is_none()) {
+    options.on_text = [c = cb.get()](std::string_view d) {
+      py::gil_scoped_acquire gil;
+      try {
+        PyObject* s = PyUnicode_DecodeUTF8(d.data(), static_cast<Py_ssize_t>(d.size()), "replace");
+        if (s == nullptr) throw py::error_already_set();
+        py::object r = c->on_text(py::reinterpret_steal<py::object>(s));
+        return r.is_none() || r.cast<bool>();
+      } catch (py::error_already_set& e) {
+        if (!c->error) c->error.emplace(std::move(e));
+        return false;
+      }
+    };
+  }
+  // As the CLI words them: audio errors name the file themselves, transcription errors
+  // get it as a prefix.
+  std::optional<tern::Result<tern::Transcript>> result;
+  {
+    py::gil_scoped_release nogil;
+    try {
+      tern::Audio a = src.Load(audio_options);
+      tern::Result<tern::Transcript> t = run(a, options);
+      if (t.ok())
+        result.emplace(std::move(t));
+      else
+        result.emplace(t.status().WithPrefix(src.name));
+    } catch (const StatusError& e) {
+      result.emplace(e.status);
+    }
+  }
+  if (cb->error) throw std::move(*cb->error);
+  if (!result->ok()) Raise(result->status());
+  return std::move(*result).value();
+}
+
 // One tern::Session plus a lock: a Session is for one thread at a time, so two Python threads
 // sharing one wait for each other instead of racing (use one Session per thread to overlap).
 class PySession {
@@ -165,61 +227,12 @@ class PySession {
   tern::Transcript Transcribe(const py::object& audio, std::optional<int> rate,
                               tern::AudioOptions audio_options, tern::TranscribeOptions options,
                               py::object on_progress, py::object on_text) {
-    Check(audio_options.Validate());
-    Check(options.Validate());
-    AudioSource src = SourceFrom(audio, rate);
-    auto cb = std::make_shared<Callbacks>();
-    cb->on_progress = std::move(on_progress);
-    cb->on_text = std::move(on_text);
-    // The callbacks run on this thread without the GIL; they take it to call Python. A False
-    // return (or an exception, raised after Transcribe returns) stops the transcription.
-    if (!cb->on_progress.is_none()) {
-      options.on_progress = [c = cb.get()](double p) {
-        py::gil_scoped_acquire gil;
-        try {
-          py::object r = c->on_progress(p);
-          return r.is_none() || r.cast<bool>();
-        } catch (py::error_already_set& e) {
-          if (!c->error) c->error.emplace(std::move(e));
-          return false;
-        }
-      };
-    }
-    if (!cb->on_text.is_none()) {
-      options.on_text = [c = cb.get()](std::string_view d) {
-        py::gil_scoped_acquire gil;
-        try {
-          PyObject* s =
-              PyUnicode_DecodeUTF8(d.data(), static_cast<Py_ssize_t>(d.size()), "replace");
-          if (s == nullptr) throw py::error_already_set();
-          py::object r = c->on_text(py::reinterpret_steal<py::object>(s));
-          return r.is_none() || r.cast<bool>();
-        } catch (py::error_already_set& e) {
-          if (!c->error) c->error.emplace(std::move(e));
-          return false;
-        }
-      };
-    }
-    // As the CLI words them: audio errors name the file themselves, transcription errors
-    // get it as a prefix.
-    std::optional<tern::Result<tern::Transcript>> result;
-    {
-      py::gil_scoped_release nogil;
+    auto run = [this](const tern::Audio& a, const tern::TranscribeOptions& o) {
       std::lock_guard<std::mutex> lock(mu_);
-      try {
-        tern::Audio a = src.Load(audio_options);
-        tern::Result<tern::Transcript> t = session_.Transcribe(a, options);
-        if (t.ok())
-          result.emplace(std::move(t));
-        else
-          result.emplace(t.status().WithPrefix(src.name));
-      } catch (const StatusError& e) {
-        result.emplace(e.status);
-      }
-    }
-    if (cb->error) throw std::move(*cb->error);
-    if (!result->ok()) Raise(result->status());
-    return std::move(*result).value();
+      return session_.Transcribe(a, o);
+    };
+    return TranscribeWith(run, audio, rate, std::move(audio_options), std::move(options),
+                          std::move(on_progress), std::move(on_text));
   }
 
  private:
@@ -227,6 +240,108 @@ class PySession {
   tern::Session session_;
   std::mutex mu_;
 };
+
+// A tern::BatchSession: no lock of ours, since it takes calls from up to `lanes` threads at
+// once (more wait inside it for a free lane) and decodes them together.
+class PyBatchSession {
+ public:
+  PyBatchSession(std::shared_ptr<const tern::Model> model, int threads, int lanes)
+      : model_(std::move(model)), batch_(model_, threads, lanes) {}
+
+  int threads() const { return batch_.threads(); }
+  int lanes() const { return batch_.max_batch(); }
+  tern::BatchSession::Stats stats() const { return batch_.stats(); }
+
+  tern::Transcript Transcribe(const py::object& audio, std::optional<int> rate,
+                              tern::AudioOptions audio_options, tern::TranscribeOptions options,
+                              py::object on_progress, py::object on_text) {
+    auto run = [this](const tern::Audio& a, const tern::TranscribeOptions& o) {
+      return batch_.Transcribe(a, o);
+    };
+    return TranscribeWith(run, audio, rate, std::move(audio_options), std::move(options),
+                          std::move(on_progress), std::move(on_text));
+  }
+
+ private:
+  std::shared_ptr<const tern::Model> model_;
+  tern::BatchSession batch_;
+};
+
+// transcribe()'s keyword options, as a dict whose keys tern/__init__.py has checked, applied
+// to the engine's option structs.
+void ApplyOptions(const py::dict& o, tern::AudioOptions& a, tern::TranscribeOptions& t) {
+  tern::DecodingOptions& d = t.decoding;
+  for (const auto& [k, v] : o) {
+    const std::string key = k.cast<std::string>();
+    if (key == "normalize")
+      a.normalize = v.cast<bool>();
+    else if (key == "clip_guard")
+      a.clip_guard = v.cast<bool>();
+    else if (key == "max_audio_seconds")
+      a.max_seconds = v.cast<double>();
+    else if (key == "offset")
+      a.offset_s = v.cast<double>();
+    else if (key == "duration")
+      a.duration_s = v.cast<double>();
+    else if (key == "format") {
+      const std::string f = v.cast<std::string>();
+      if (f == "json")
+        t.format = tern::PromptFormat::kJson;
+      else if (f != "text")
+        Raise(tern::InvalidArgumentError("format must be text or json, not '%s'", f.c_str()));
+    } else if (key == "context")
+      t.context = v.cast<std::string>();
+    else if (key == "chunk_seconds")
+      t.chunk_seconds = v.cast<double>();
+    else if (key == "temperature")
+      d.temperature = v.cast<float>();
+    else if (key == "top_k")
+      d.top_k = v.cast<int>();
+    else if (key == "top_p")
+      d.top_p = v.cast<float>();
+    else if (key == "seed")
+      d.seed = v.cast<uint64_t>();
+    else if (key == "beam")
+      d.beam = v.cast<int>();
+    else if (key == "max_tokens")
+      d.max_tokens = v.cast<int>();
+    else if (key == "repetition_guard")
+      d.repetition_guard = v.cast<bool>();
+    else if (key == "repetition_max_repeats")
+      d.repetition_max_repeats = v.cast<int>();
+    else if (key == "logprobs")
+      d.logprobs = v.cast<bool>();
+    else if (key == "hotword_boost")
+      d.hotword_boost = v.cast<float>();
+    else if (key == "hotwords") {
+      if (py::isinstance<py::str>(v)) {
+        auto words = tern::SplitHotwords(v.cast<std::string>());
+        if (!words.ok()) Raise(words.status().WithPrefix("hotwords"));
+        d.hotwords = std::move(*words);
+      } else {
+        d.hotwords = v.cast<std::vector<std::string>>();
+      }
+    } else {
+      Raise(tern::InvalidArgumentError("unknown option '%s'", key.c_str()));
+    }
+  }
+}
+
+// Binds transcribe() for PySession and PyBatchSession alike: same signature, same results.
+template <typename S, typename Class>
+void BindTranscribe(Class& cls) {
+  cls.def(
+      "transcribe",
+      [](S& s, const py::object& audio, std::optional<int> sample_rate, const py::dict& o,
+         py::object on_progress, py::object on_text) {
+        tern::AudioOptions a;
+        tern::TranscribeOptions t;
+        ApplyOptions(o, a, t);
+        return s.Transcribe(audio, sample_rate, a, t, on_progress, on_text);
+      },
+      py::arg("audio"), py::arg("sample_rate") = py::none(), py::arg("options") = py::dict(),
+      py::arg("on_progress") = py::none(), py::arg("on_text") = py::none());
+}
 
 std::shared_ptr<const tern::Model> LoadModel(const std::string& dir, const std::string& vae,
                                              const std::string& lm, const std::string& head) {
@@ -375,7 +490,8 @@ PYBIND11_MODULE(_tern, m) {
       .def("format", &Format, py::arg("format"), py::arg("max_cue_chars") = 0,
            "the CLI's writer for txt, json, verbose_json, srt or vtt");
 
-  py::class_<PySession>(m, "NativeSession")
+  py::class_<PySession> session(m, "NativeSession");
+  session
       .def(py::init([](const std::shared_ptr<tern::Model>& model, int threads) {
              if (threads < 0 || threads > 1024)
                Raise(tern::InvalidArgumentError(
@@ -383,72 +499,25 @@ PYBIND11_MODULE(_tern, m) {
              return std::make_unique<PySession>(model, threads);
            }),
            py::arg("model"), py::arg("threads") = 0)
-      .def_property_readonly("threads", &PySession::threads)
-      .def(
-          "transcribe",
-          [](PySession& s, const py::object& audio, std::optional<int> sample_rate,
-             const py::dict& o, py::object on_progress, py::object on_text) {
-            tern::AudioOptions a;
-            tern::TranscribeOptions t;
-            tern::DecodingOptions& d = t.decoding;
-            // Keys are checked in Python (tern/__init__.py); here each is applied as given.
-            for (const auto& [k, v] : o) {
-              const std::string key = k.cast<std::string>();
-              if (key == "normalize")
-                a.normalize = v.cast<bool>();
-              else if (key == "clip_guard")
-                a.clip_guard = v.cast<bool>();
-              else if (key == "max_audio_seconds")
-                a.max_seconds = v.cast<double>();
-              else if (key == "offset")
-                a.offset_s = v.cast<double>();
-              else if (key == "duration")
-                a.duration_s = v.cast<double>();
-              else if (key == "format") {
-                const std::string f = v.cast<std::string>();
-                if (f == "json")
-                  t.format = tern::PromptFormat::kJson;
-                else if (f != "text")
-                  Raise(tern::InvalidArgumentError("format must be text or json, not '%s'",
-                                                   f.c_str()));
-              } else if (key == "context")
-                t.context = v.cast<std::string>();
-              else if (key == "chunk_seconds")
-                t.chunk_seconds = v.cast<double>();
-              else if (key == "temperature")
-                d.temperature = v.cast<float>();
-              else if (key == "top_k")
-                d.top_k = v.cast<int>();
-              else if (key == "top_p")
-                d.top_p = v.cast<float>();
-              else if (key == "seed")
-                d.seed = v.cast<uint64_t>();
-              else if (key == "beam")
-                d.beam = v.cast<int>();
-              else if (key == "max_tokens")
-                d.max_tokens = v.cast<int>();
-              else if (key == "repetition_guard")
-                d.repetition_guard = v.cast<bool>();
-              else if (key == "repetition_max_repeats")
-                d.repetition_max_repeats = v.cast<int>();
-              else if (key == "logprobs")
-                d.logprobs = v.cast<bool>();
-              else if (key == "hotword_boost")
-                d.hotword_boost = v.cast<float>();
-              else if (key == "hotwords") {
-                if (py::isinstance<py::str>(v)) {
-                  auto words = tern::SplitHotwords(v.cast<std::string>());
-                  if (!words.ok()) Raise(words.status().WithPrefix("hotwords"));
-                  d.hotwords = std::move(*words);
-                } else {
-                  d.hotwords = v.cast<std::vector<std::string>>();
-                }
-              } else {
-                Raise(tern::InvalidArgumentError("unknown option '%s'", key.c_str()));
-              }
-            }
-            return s.Transcribe(audio, sample_rate, a, t, on_progress, on_text);
-          },
-          py::arg("audio"), py::arg("sample_rate") = py::none(), py::arg("options") = py::dict(),
-          py::arg("on_progress") = py::none(), py::arg("on_text") = py::none());
+      .def_property_readonly("threads", &PySession::threads);
+  BindTranscribe<PySession>(session);
+
+  py::class_<PyBatchSession> batch(m, "NativeBatchSession");
+  batch
+      .def(py::init([](const std::shared_ptr<tern::Model>& model, int threads, int lanes) {
+             if (threads < 0 || threads > 1024)
+               Raise(tern::InvalidArgumentError(
+                   "threads must be in [1, 1024] (0: all CPUs), got %d", threads));
+             if (lanes < 1 || lanes > 256)
+               Raise(tern::InvalidArgumentError("lanes must be in [1, 256], got %d", lanes));
+             return std::make_unique<PyBatchSession>(model, threads, lanes);
+           }),
+           py::arg("model"), py::arg("threads") = 0, py::arg("lanes") = 16)
+      .def_property_readonly("threads", &PyBatchSession::threads)
+      .def_property_readonly("lanes", &PyBatchSession::lanes)
+      .def_property_readonly("stats", [](const PyBatchSession& s) {
+        const tern::BatchSession::Stats st = s.stats();
+        return py::make_tuple(st.steps, st.rows);
+      });
+  BindTranscribe<PyBatchSession>(batch);
 }

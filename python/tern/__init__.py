@@ -7,9 +7,11 @@
     print(result.text, result.to_srt())
     for delta in session.stream("long.wav"):            # text as it is decoded
         print(delta, end="", flush=True)
+    batch = model.batch_session(threads=2, lanes=8)     # shared by up to 8 threads at once
 
 The work runs in C++ with the GIL released, so sessions in several Python threads run at
-the same time. Errors are tern.Error subclasses carrying tern's message.
+the same time; a batch session decodes its callers' transcriptions in one batched loop.
+Errors are tern.Error subclasses carrying tern's message.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from ._tern import (  # noqa: F401  (re-exported)
 __version__ = version().split()[1]  # "tern 0.1.0 (git ...) isas: ..." -> "0.1.0"
 
 __all__ = [
-    "Model", "Session", "Stream", "Transcript", "Segment", "Error", "InvalidArgumentError",
+    "Model", "Session", "BatchSession", "Stream", "Transcript", "Segment", "Error", "InvalidArgumentError",
     "NotFoundError", "IoError", "FormatError", "UnsupportedError", "ResourceExhaustedError",
     "CancelledError", "InternalError", "OPTIONS", "version", "system_info",
 ]
@@ -176,11 +178,16 @@ class Model:
         """A session (thread pool, KV cache): use one per thread. threads=0: all CPUs."""
         return Session(self, threads)
 
+    def batch_session(self, threads: int = 0, lanes: int = 16) -> "BatchSession":
+        """A session for many threads at once (docs/batching.md): up to `lanes` calls run
+        together over one pool of `threads` (0: all CPUs), their decoding batched."""
+        return BatchSession(self, threads, lanes)
 
-class Session:
-    def __init__(self, model: Model, threads: int = 0):
-        self.model = model
-        self._native = _tern.NativeSession(model._native, threads)
+
+class _Transcriber:
+    """transcribe() and stream(), shared by Session and BatchSession (same results)."""
+
+    _native: Any
 
     @property
     def threads(self) -> int:
@@ -208,6 +215,37 @@ class Session:
         return Stream(self, audio, sample_rate, progress, _split_options(options))
 
 
+class Session(_Transcriber):
+    """One transcription at a time (a second thread calling it waits): one per thread."""
+
+    def __init__(self, model: Model, threads: int = 0):
+        self.model = model
+        self._native = _tern.NativeSession(model._native, threads)
+
+
+class BatchSession(_Transcriber):
+    """tern's BatchSession: call transcribe() or stream() from up to `lanes` threads at once
+    (more wait for a free lane). Each call's encoder and prefill run alone on the shared
+    threads, then its decoding steps are batched with the others', so the decoder's weights
+    are read once per step for all of them. A result equals a Session's for the same audio
+    and options, whatever runs beside it."""
+
+    def __init__(self, model: Model, threads: int = 0, lanes: int = 16):
+        self.model = model
+        self._native = _tern.NativeBatchSession(model._native, threads, lanes)
+
+    @property
+    def lanes(self) -> int:
+        return self._native.lanes
+
+    @property
+    def stats(self) -> dict:
+        """Batched decoder steps so far and the sequences they advanced (rows / steps is the
+        mean batch size)."""
+        steps, rows = self._native.stats
+        return {"steps": steps, "rows": rows}
+
+
 _END = object()
 
 
@@ -225,7 +263,7 @@ class _StreamState:
 class Stream:
     """The deltas of one transcription, decoded on a helper thread (see Session.stream)."""
 
-    def __init__(self, session: Session, audio, sample_rate, progress, options):
+    def __init__(self, session: _Transcriber, audio, sample_rate, progress, options):
         st = self._state = _StreamState()
 
         def on_text(delta):

@@ -6,8 +6,9 @@
 Inputs are audio files, folders (searched recursively for .wav .flac .ogg .oga .mp3) and list
 files (@LIST, or a name ending in .list or .txt: one path per line, relative to the list's
 folder, '#' starts a comment). Each file is one Dask task; long files are cut into pieces by
-the engine itself. Each worker loads the model once (a WorkerPlugin) and keeps one Session
-per worker thread.
+the engine itself. Each worker loads the model once (a WorkerPlugin) and transcribes on one
+Session if it has one Dask thread, or on one BatchSession with a lane per Dask thread (their
+decoding batched) if it has several.
 
 Exactly once and resumable: every result is appended, as it completes, to the JSONL manifest
 as one record keyed by the file's path and sha256. A rerun skips every file whose path and
@@ -15,7 +16,8 @@ content are already there (--retry-errors redoes those with an error record). Da
 task whose worker died (the scheduler's allowed-failures) or whose function raised
 (--retries); the client alone writes the manifest, one line per completed task, so no file
 appears twice or goes missing. A file tern cannot transcribe gets an error record and the run
-goes on.
+goes on. --events FILE logs each task's start and end on the workers (which worker ran
+what, including the attempts a dead worker never finished).
 """
 
 from __future__ import annotations
@@ -143,13 +145,16 @@ except ImportError:  # only the client needs Dask to import this module's helper
 
 
 class ModelPlugin(WorkerPlugin):
-    """Loads the model once per worker process; one Session per worker thread."""
+    """Loads the model once per worker process. A worker with one Dask thread gets a Session;
+    one with several gets one BatchSession whose lanes are its threads, so their files decode
+    together (one pass over the decoder's weights per step for all of them) on one thread pool
+    instead of each thread's Session streaming the weights alone."""
 
     name = PLUGIN_NAME
 
     def __init__(self, model_dir: str, vae: str, lm: str, head: str, threads: int):
         self.model_dir, self.vae, self.lm, self.head = model_dir, vae, lm, head
-        self.threads = threads
+        self.threads = threads  # per Dask thread; 0: the worker's CPUs / its Dask threads
 
     def setup(self, worker):
         import tern
@@ -157,36 +162,63 @@ class ModelPlugin(WorkerPlugin):
         self.model = tern.Model.load(self.model_dir or None, vae=self.vae or None,
                                      lm=self.lm or None, head=self.head)
         nthreads = getattr(getattr(worker, "state", None), "nthreads", None) or worker.nthreads
-        self.session_threads = self.threads or max(1, (os.cpu_count() or 1) // max(1, nthreads))
+        per_thread = self.threads or max(1, (os.cpu_count() or 1) // max(1, nthreads))
         self.address = worker.address
+        self.batch = None
+        if nthreads > 1:
+            self.batch = self.model.batch_session(threads=per_thread * nthreads, lanes=nthreads)
+        self.session_threads = per_thread
         self._local = threading.local()
 
     def session(self):
+        if self.batch is not None:
+            return self.batch
         s = getattr(self._local, "session", None)
         if s is None:
             s = self._local.session = self.model.session(threads=self.session_threads)
         return s
 
 
+def note_event(events: str, **rec) -> None:
+    """Appends one line to the --events log. One write() of the whole line to a file opened
+    with O_APPEND keeps the lines of several worker processes whole."""
+    line = (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8")
+    fd = os.open(events, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
 def transcribe_file(path: str, sha256: str, options: dict, formats: List[str],
-                    max_cue_chars: int) -> dict:
-    """The task: one file on the worker's Session. tern's errors become an error record; any
+                    max_cue_chars: int, events: str = "") -> dict:
+    """The task: one file on the worker's session. tern's errors become an error record; any
     other exception propagates for Dask to retry."""
     import tern
     from distributed import get_worker
 
     worker = get_worker()
     plugin = worker.plugins[PLUGIN_NAME]
+    session = plugin.session()
+    note = {"file": path, "worker": plugin.address, "pid": os.getpid(),
+            "session": type(session).__name__}
+    if events:
+        note_event(events, event="start", time=time.time(), **note)
     rec = {"file": path, "sha256": sha256}
     try:
-        t = plugin.session().transcribe(path, **options)
+        t = session.transcribe(path, **options)
     except tern.Error as e:
         rec.update(error=str(e), worker=plugin.address)
-        return rec
-    j = json.loads(t.to_json())  # text and segments exactly as the CLI's json writer has them
-    rec.update(duration=t.duration, text=j["text"], segments=j["segments"], timings=t.timings,
-               stop_reason=t.stop_reason, warnings=t.warnings, worker=plugin.address)
-    rec["outputs"] = {f: t.format(f, max_cue_chars) for f in formats}
+    else:
+        j = json.loads(t.to_json())  # text and segments exactly as the CLI's json writer has them
+        rec.update(duration=t.duration, text=j["text"], segments=j["segments"],
+                   timings=t.timings, stop_reason=t.stop_reason, warnings=t.warnings,
+                   worker=plugin.address)
+        rec["outputs"] = {f: t.format(f, max_cue_chars) for f in formats}
+    # Written before the result leaves the worker: a start without its end is a task that was
+    # still running when its worker stopped.
+    if events:
+        note_event(events, event="end", time=time.time(), error="error" in rec, **note)
     return rec
 
 
@@ -204,19 +236,27 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786")
     where.add_argument("--local", type=int, metavar="N",
-                       help="start a local cluster of N worker processes (1 thread each)")
+                       help="start a local cluster of N worker processes")
+    p.add_argument("--worker-threads", type=int, default=1, metavar="T",
+                   help="--local: Dask threads per worker process (T > 1: one BatchSession "
+                        "with T lanes per worker)")
     p.add_argument("--out", required=True, help="JSONL manifest (appended; read to resume)")
     p.add_argument("--formats", default="", help="also write these outputs: txt,json,verbose_json,srt,vtt")
     p.add_argument("--output-dir", default="", help="folder for --formats files (<stem>.<ext>)")
     p.add_argument("--max-cue-chars", type=int, default=0, help="srt/vtt: split longer cues")
     p.add_argument("--threads", type=int, default=0,
-                   help="threads per Session (default: the worker's CPUs / its Dask threads)")
+                   help="compute threads per Dask thread (default: the worker's CPUs / its Dask "
+                        "threads); a worker's BatchSession gets this times its Dask threads")
     p.add_argument("--retries", type=int, default=2,
                    help="Dask retries of a task that raised (a lost worker is retried by the "
                         "scheduler regardless)")
     p.add_argument("--retry-errors", action="store_true",
                    help="redo files whose manifest record is an error")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--events", default="",
+                   help="append a JSON line per task start and end on the workers (file, worker "
+                        "address, pid, session kind, time): which worker ran what, retries "
+                        "included; the path must be writable from the workers")
     p.add_argument("--format", default="text", choices=["text", "json"], help="prompt variant")
     p.add_argument("--context", default="", help="extra information for the model")
     p.add_argument("--chunk-seconds", type=float, default=0, help="long audio: at most this many seconds per piece")
@@ -242,6 +282,10 @@ def _check_args(a: argparse.Namespace) -> List[str]:
         raise UsageError("--model DIR (or --vae and --lm) is required")
     if a.local is not None and not 1 <= a.local <= 1024:
         raise UsageError(f"--local must be in [1, 1024], got {a.local}")
+    if not 1 <= a.worker_threads <= 256:
+        raise UsageError(f"--worker-threads must be in [1, 256], got {a.worker_threads}")
+    if a.worker_threads != 1 and a.local is None:
+        raise UsageError("--worker-threads goes with --local (a cluster's workers have their own)")
     formats = [f for f in a.formats.split(",") if f]
     for f in formats:
         if f not in ("txt", "json", "verbose_json", "srt", "vtt"):
@@ -285,10 +329,10 @@ def run(a: argparse.Namespace) -> int:
 
     cluster = None
     if a.local is not None:
-        cluster = LocalCluster(n_workers=a.local, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+        cluster = LocalCluster(n_workers=a.local, threads_per_worker=a.worker_threads,
+                               processes=True, dashboard_address=None)
         client = Client(cluster)
-        threads = a.threads or max(1, (os.cpu_count() or 1) // a.local)
+        threads = a.threads or max(1, (os.cpu_count() or 1) // (a.local * a.worker_threads))
     else:
         client = Client(a.scheduler)
         threads = a.threads
@@ -300,11 +344,12 @@ def run(a: argparse.Namespace) -> int:
                         os.path.abspath(a.lm) if a.lm else "", a.head, threads),
             name=PLUGIN_NAME)
         options = transcribe_options(a)
+        events = os.path.abspath(a.events) if a.events else ""
         started = time.monotonic()
         futures, todo_of = {}, {}
         for i, (path, sha) in enumerate(todo):
             fut = client.submit(transcribe_file, path, sha, options, formats, a.max_cue_chars,
-                                key=f"tern-{i}-{sha[:16]}", pure=False, retries=a.retries)
+                                events, key=f"tern-{i}-{sha[:16]}", pure=False, retries=a.retries)
             futures[fut.key] = fut
             todo_of[fut.key] = (path, sha)
         audio_s = 0.0
