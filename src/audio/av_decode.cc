@@ -35,9 +35,9 @@ bool AvAvailable() { return false; }
 
 Result<Audio> DecodeWithAv(const uint8_t*, size_t, const std::string& name, const AudioOptions&,
                            Resampler, const std::string& sndfile_reason) {
-  return UnsupportedError(
+  return FormatError(
       "%s: not a readable audio file (WAV, FLAC, OGG/Vorbis, Ogg/Opus, MP3): libsndfile: %s; "
-      "M4A/MP4/WebM and other containers need tern built with FFmpeg (libavformat)",
+      "reading M4A/MP4/WebM and other containers needs tern built with FFmpeg (libavformat)",
       name.c_str(), sndfile_reason.c_str());
 }
 

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
+#include <atomic>
 #include <vector>
 
 #include "audio/audio.h"
@@ -222,6 +224,37 @@ TEST(AvErrors, PlaylistsThatOpenOtherFilesAreRefused) {
   });
   fs::remove(target);
   EXPECT_EQ(out, "");
+}
+
+// A server decodes uploads on several threads at once: each gets its own samples and its own
+// error text (FFmpeg's log is captured per thread).
+TEST(AvDecode, ConcurrentDecodesAreIndependent) {
+  const std::string webm = Encode("webm", "libopus", 96000);
+  const std::string m4a = Encode("ipod", "aac", 128000);
+  if (webm.empty() || m4a.empty()) GTEST_SKIP() << "this FFmpeg cannot encode aac/opus";
+  auto w = LoadAudioFromMemory(webm.data(), webm.size(), "a.webm");
+  auto m = LoadAudioFromMemory(m4a.data(), m4a.size(), "b.m4a");
+  ASSERT_TRUE(w.ok() && m.ok());
+  const std::string cut = m4a.substr(0, m4a.size() / 2);
+  std::vector<std::thread> threads;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5; ++i) {
+        auto a = LoadAudioFromMemory(webm.data(), webm.size(), "a.webm");
+        auto b = LoadAudioFromMemory(m4a.data(), m4a.size(), "b.m4a");
+        const std::string name = "cut" + std::to_string(t) + ".m4a";
+        auto c = LoadAudioFromMemory(cut.data(), cut.size(), name);
+        if (!a.ok() || a->samples != w->samples || !b.ok() || b->samples != m->samples || c.ok() ||
+            c.status().message().rfind(name + ": ", 0) != 0 ||
+            c.status().message().find("moov atom not found") == std::string::npos) {
+          ++bad;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
 }
 
 TEST(AvErrors, LengthLimitHolds) {
