@@ -215,10 +215,14 @@ class Decoder {
       return FormatError("%s: the %s file holds no audio stream", n, container);
     }
     if (stream_ < 0 || codec == nullptr) {
-      const AVCodecParameters* par = fmt->streams[std::max(stream_, 0)]->codecpar;
-      return UnsupportedError(
-          "%s: no decoder for its audio codec (%s)", n,
-          stream_ >= 0 || fmt->nb_streams > 0 ? avcodec_get_name(par->codec_id) : "unknown");
+      const char* codec_name = "unknown";
+      for (unsigned i = 0; i < fmt->nb_streams; ++i) {
+        if (fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) {
+          codec_name = avcodec_get_name(fmt->streams[i]->codecpar->codec_id);
+          break;
+        }
+      }
+      return UnsupportedError("%s: no decoder for its audio codec (%s)", n, codec_name);
     }
     // A container that states its length fails at once when it states too much (a length
     // estimated from the bit rate is a guess, and is not held against the file).
@@ -256,10 +260,12 @@ class Decoder {
         continue;
       }
       r = avcodec_send_packet(ctx_.get(), packet_.get());
-      av_packet_unref(packet_.get());
-      if (r < 0 && r != AVERROR(EAGAIN)) {
-        return Corrupt("decoding failed (truncated or corrupt file?)", "", r);
+      if (r == AVERROR(EAGAIN)) {  // the decoder's output is full: take it, then resend
+        TERN_RETURN_IF_ERROR(Drain());
+        r = avcodec_send_packet(ctx_.get(), packet_.get());
       }
+      av_packet_unref(packet_.get());
+      if (r < 0) return Corrupt("decoding failed (truncated or corrupt file?)", "", r);
       TERN_RETURN_IF_ERROR(Drain());
     }
     r = avcodec_send_packet(ctx_.get(), nullptr);  // flush the decoder's delay

@@ -10,7 +10,8 @@
 // counted against max_seconds; decoded samples go through Pipeline like libsndfile's, so
 // max_seconds, NaN/Inf, rate and channel limits hold the same way. FFmpeg's log never
 // reaches stderr: errors it logs while decoding for a caller end up in that caller's
-// message.
+// message. (The log callback is process-wide: a program that uses FFmpeg itself and wants
+// its own log sets its callback after tern's first FFmpeg decode.)
 //
 // Built only with TERN_HAVE_AV (CMake option TERN_WITH_AV, on when pkg-config finds the
 // libraries); without it DecodeWithAv returns an error saying so.
