@@ -103,5 +103,17 @@ TEST(AvUpload, CliTranscribesAnM4a) {
   EXPECT_FALSE(want->text.empty());
 }
 
+TEST(AvUpload, SystemInfoNamesTheDecoders) {
+  FILE* p = popen((std::string("'") + TERN_BINARY + "' --system-info").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  EXPECT_NE(out.find("audio decoders: libsndfile, FFmpeg (libavformat "), std::string::npos)
+      << out;
+}
+
 }  // namespace
 }  // namespace tern

@@ -32,6 +32,7 @@ namespace tern::audio {
 #if !TERN_HAVE_AV
 
 bool AvAvailable() { return false; }
+std::string AvVersions() { return ""; }
 
 Result<Audio> DecodeWithAv(const uint8_t*, size_t, const std::string& name, const AudioOptions&,
                            Resampler, const std::string& sndfile_reason) {
@@ -357,6 +358,14 @@ class Decoder {
 }  // namespace
 
 bool AvAvailable() { return true; }
+
+std::string AvVersions() {
+  auto v = [](const char* lib, unsigned x) {
+    return std::string(lib) + " " + std::to_string(AV_VERSION_MAJOR(x)) + "." +
+           std::to_string(AV_VERSION_MINOR(x)) + "." + std::to_string(AV_VERSION_MICRO(x));
+  };
+  return v("libavformat", avformat_version()) + ", " + v("libavcodec", avcodec_version());
+}
 
 Result<Audio> DecodeWithAv(const uint8_t* data, size_t size, const std::string& name,
                            const AudioOptions& options, Resampler resampler,

@@ -28,6 +28,9 @@ namespace tern::audio {
 
 // True when this build decodes through FFmpeg.
 bool AvAvailable();
+// "libavformat X.Y.Z, libavcodec X.Y.Z" of the libraries loaded at run time (what decodes),
+// or "" without FFmpeg.
+std::string AvVersions();
 
 // Decodes `data` (the bytes of `name`, only read during the call). `sndfile_reason` is why
 // libsndfile refused them: when FFmpeg does not recognise them either, the error gives both.
