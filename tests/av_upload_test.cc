@@ -111,8 +111,7 @@ TEST(AvUpload, SystemInfoNamesTheDecoders) {
   size_t n;
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   pclose(p);
-  EXPECT_NE(out.find("audio decoders: libsndfile, FFmpeg (libavformat "), std::string::npos)
-      << out;
+  EXPECT_NE(out.find("audio decoders: libsndfile, FFmpeg (libavformat "), std::string::npos) << out;
 }
 
 }  // namespace
