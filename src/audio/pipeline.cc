@@ -67,7 +67,7 @@ Status Pipeline::Push(const float* in, size_t frames) {
     for (int c = 0; c < channels_; ++c) {
       if (!std::isfinite(fr[c])) {
         return FormatError("%s: sample %lld of channel %d is %s", name_.c_str(),
-                           static_cast<long long>(total_ + static_cast<int64_t>(i)), c,
+                           static_cast<long long>(total_) + static_cast<long long>(i), c,
                            std::isnan(fr[c]) ? "NaN" : "infinite");
       }
       sum += fr[c];
