@@ -15,6 +15,7 @@ extern "C" {
 #include <libavutil/avstring.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/log.h>
+#include <libavutil/mem.h>
 #include <libswresample/swresample.h>
 }
 
@@ -59,6 +60,11 @@ constexpr int kIoBufferBytes = 1 << 16;
 constexpr double kMaxPacketsPerSecond = 1000;
 constexpr int64_t kPacketSlack = 10000;
 constexpr size_t kMaxLogChars = 600;
+// FFmpeg's largest single allocation (av_max_alloc; its default is 2 GB). A demuxer sizes
+// some tables from what the header claims (an MP4 sample table promising 2^30 samples would
+// ask for gigabytes); real ones are far smaller: 3 h of AAC with a 30 fps video beside it
+// index about 830k packets, 20 MB.
+constexpr size_t kMaxAvAlloc = size_t{64} << 20;
 
 // FFmpeg logs through one process-wide callback. Messages of the thread decoding for a
 // caller go into that caller's error text (demuxing and audio decoding run on the calling
@@ -77,9 +83,14 @@ void LogCallback(void*, int level, const char* fmt, va_list vl) {
   *t_log += s.substr(0, kMaxLogChars - std::min(kMaxLogChars, t_log->size()));
 }
 
-void SilenceFfmpegLog() {
+// Process-wide settings, made once before the first decode: the log callback and the
+// allocation bound.
+void ConfigureFfmpeg() {
   static std::once_flag once;
-  std::call_once(once, [] { av_log_set_callback(LogCallback); });
+  std::call_once(once, [] {
+    av_log_set_callback(LogCallback);
+    av_max_alloc(kMaxAvAlloc);
+  });
 }
 
 class LogCapture {
@@ -370,7 +381,7 @@ std::string AvVersions() {
 Result<Audio> DecodeWithAv(const uint8_t* data, size_t size, const std::string& name,
                            const AudioOptions& options, Resampler resampler,
                            const std::string& sndfile_reason) {
-  SilenceFfmpegLog();
+  ConfigureFfmpeg();
   Decoder d(name, options, resampler);
   return d.Run(data, size, sndfile_reason);
 }

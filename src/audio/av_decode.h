@@ -6,12 +6,13 @@
 // Everything a hostile upload can cause is bounded: the bytes are read from memory through
 // a custom AVIOContext and nothing else is ever opened (no protocols, no nested opens, so
 // HLS/concat playlists and MP4 external references are refused); only the demuxers in
-// kAvFormats are accepted; probing reads at most 1 MB; packets and decoded frames are
-// counted against max_seconds; decoded samples go through Pipeline like libsndfile's, so
-// max_seconds, NaN/Inf, rate and channel limits hold the same way. FFmpeg's log never
-// reaches stderr: errors it logs while decoding for a caller end up in that caller's
-// message. (The log callback is process-wide: a program that uses FFmpeg itself and wants
-// its own log sets its callback after tern's first FFmpeg decode.)
+// kAvFormats are accepted; probing reads at most 1 MB; no single FFmpeg allocation may
+// exceed 64 MB (av_max_alloc); packets and decoded frames are counted against max_seconds;
+// decoded samples go through Pipeline like libsndfile's, so max_seconds, NaN/Inf, rate and
+// channel limits hold the same way. FFmpeg's log never reaches stderr: errors it logs while
+// decoding for a caller end up in that caller's message. (The allocation bound and the log
+// callback are process-wide: a program that uses FFmpeg itself and wants its own log sets
+// its callback after tern's first FFmpeg decode.)
 //
 // Built only with TERN_HAVE_AV (CMake option TERN_WITH_AV, on when pkg-config finds the
 // libraries); without it DecodeWithAv returns an error saying so.
