@@ -1,5 +1,7 @@
 // libFuzzer target for the audio front end from memory (audio/audio.h
-// LoadAudioFromMemory): an upload is arbitrary bytes. Run with scripts/fuzz.
+// LoadAudioFromMemory): an upload is arbitrary bytes. Run with scripts/fuzz. Built with
+// TERN_HAVE_AV (scripts/fuzz does when pkg-config finds FFmpeg), bytes libsndfile refuses
+// go on to the FFmpeg path (audio/av_decode.h), seeded with WebM, M4A and playlists.
 //
 // max_seconds is 2 s, so whatever the bytes claim, a successful decode holds at most a few
 // seconds of samples; scripts/fuzz also caps each malloc (-malloc_limit_mb) so a header

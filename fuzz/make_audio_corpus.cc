@@ -2,7 +2,9 @@
 // libsndfile in the containers and encodings uploads use (WAV PCM 8/16/24/32 and float,
 // stereo, WAVEX, FLAC, OGG/Vorbis, MP3 when libsndfile can write it), plus two hand-made
 // WAV headers: a data chunk declaring far more bytes than present (truncated upload) and
-// the 0xFFFFFFFF streaming placeholder. Usage: make_audio_corpus OUTPUT_DIR
+// the 0xFFFFFFFF streaming placeholder. Built with TERN_HAVE_AV, also what the FFmpeg path
+// reads (src/audio/av_decode.h), encoded by FFmpeg: WebM/Opus, M4A/AAC, MP4/AAC, and an HLS
+// and a concat playlist (which must be refused). Usage: make_audio_corpus OUTPUT_DIR
 #include <sndfile.h>
 
 #include <cmath>
@@ -11,6 +13,10 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#if TERN_HAVE_AV
+#include "audio/av_encode_testutil.h"
+#endif
 
 namespace {
 
@@ -62,6 +68,27 @@ bool WriteRawWav(const std::string& path, uint32_t declared, int n) {
   return std::fclose(f) == 0 && ok;
 }
 
+bool WriteBytes(const std::string& path, const std::string& s) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return false;
+  const bool ok = std::fwrite(s.data(), 1, s.size(), f) == s.size();
+  return std::fclose(f) == 0 && ok;
+}
+
+#if TERN_HAVE_AV
+// 0.1 s of a tone through an FFmpeg encoder; true (nothing written) when this FFmpeg lacks
+// the encoder or the muxer.
+bool WriteAv(const std::string& path, const char* container, const char* encoder, int rate,
+             int channels) {
+  std::vector<float> buf(static_cast<size_t>(rate / 10) * channels);
+  for (size_t i = 0; i < buf.size(); ++i) {
+    buf[i] = 0.5f * std::sin(2.0f * 3.14159265f * 440.0f * static_cast<float>(i / channels) / rate);
+  }
+  auto bytes = tern::audio::testutil::EncodeWithAv(container, encoder, rate, channels, buf, 32000);
+  return !bytes.ok() || WriteBytes(path, *bytes);
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -83,6 +110,14 @@ int main(int argc, char** argv) {
   ok &= Write(d + "mp3-16k.mp3", SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III, 16000, 1, 0.1);
   ok &= WriteRawWav(d + "truncated.wav", 0x7FFFFF00u, 64);
   ok &= WriteRawWav(d + "streaming.wav", 0xFFFFFFFFu, 800);
+#if TERN_HAVE_AV
+  ok &= WriteAv(d + "opus-48k-stereo.webm", "webm", "libopus", 48000, 2);
+  ok &= WriteAv(d + "aac-24k.m4a", "ipod", "aac", 24000, 1);
+  ok &= WriteAv(d + "aac-16k-stereo.mp4", "mp4", "aac", 16000, 2);
+  ok &= WriteBytes(d + "playlist.m3u8",
+                   "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1.0,\nseg.ts\n#EXT-X-ENDLIST\n");
+  ok &= WriteBytes(d + "list.ffconcat", "ffconcat version 1.0\nfile 'a.wav'\n");
+#endif
   if (!ok) return 1;
   std::printf("make_audio_corpus: wrote seeds to %s\n", argv[1]);
   return 0;

@@ -24,7 +24,7 @@
 // "tern/status.h" is the public Status that base re-exports, and "tern/types.h" the plain
 // data types the API shares with the layers (Audio, Features, ...): any layer may include
 // them. Any other include/tern header is the engine's public API (engine and tools only).
-// Third-party headers stay in the layer that wraps them (sndfile/soxr: audio; pcre2: text;
+// Third-party headers stay in the layer that wraps them (sndfile/soxr/FFmpeg: audio; pcre2: text;
 // CLI11, pybind11: tools), so the kernel-only cross build never needs them.
 #include <gtest/gtest.h>
 
@@ -73,9 +73,11 @@ const std::set<std::string>& InternalTools() {
 // Where third-party headers may appear: header prefix -> layers.
 const std::map<std::string, std::set<std::string>>& ThirdPartyOwners() {
   static const std::map<std::string, std::set<std::string>> m = {
-      {"sndfile.h", {"audio"}}, {"soxr.h", {"audio"}},
-      {"pcre2.h", {"text"}},    {"CLI/", {"tools", "dev", "bench"}},
-      {"boost/", {"tools"}},    {"pybind11/", {"tools"}},
+      {"sndfile.h", {"audio"}},    {"soxr.h", {"audio"}},
+      {"libavformat/", {"audio"}}, {"libavcodec/", {"audio"}},
+      {"libavutil/", {"audio"}},   {"libswresample/", {"audio"}},
+      {"pcre2.h", {"text"}},       {"CLI/", {"tools", "dev", "bench"}},
+      {"boost/", {"tools"}},       {"pybind11/", {"tools"}},
   };
   return m;
 }

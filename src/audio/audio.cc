@@ -1,5 +1,5 @@
-// Decoding (libsndfile) and the pipeline of audio.h: decode in blocks -> mono -> resample
-// -> normalize.
+// Decoding with libsndfile (then FFmpeg, av_decode.h, for what libsndfile does not read);
+// each decoder hands its frames to Pipeline (mono -> resample -> normalize).
 #include "audio/audio.h"
 
 #include <sndfile.h>
@@ -12,8 +12,9 @@
 #include <functional>
 #include <mutex>
 
-#include "audio/normalize.h"
-#include "audio/resample.h"
+#include "audio/av_decode.h"
+#include "audio/pipeline.h"
+#include "base/mapped_file.h"
 
 namespace tern::audio {
 namespace {
@@ -71,146 +72,32 @@ Status CheckWavTruncation(SNDFILE* f, const SF_INFO& info, const std::string& na
   return Status::Ok();
 }
 
-float Rms(const std::vector<float>& x) {
-  double sum_sq = 0.0;
-  for (float v : x) sum_sq += static_cast<double>(v) * static_cast<double>(v);
-  return x.empty() ? 0.0f : static_cast<float>(std::sqrt(sum_sq / static_cast<double>(x.size())));
-}
-
 Result<Audio> Decode(SNDFILE* f, const SF_INFO& info, const std::string& name,
                      const AudioOptions& options, Resampler resampler) {
-  const char* n = name.c_str();
-  if (info.channels < 1 || info.channels > kMaxChannels) {
-    return UnsupportedError("%s: %d channels; tern reads 1 to %d", n, info.channels, kMaxChannels);
-  }
-  if (info.samplerate < kMinSourceRate || info.samplerate > kMaxSourceRate) {
-    return UnsupportedError("%s: sample rate %d Hz is outside %d..%d Hz", n, info.samplerate,
-                            kMinSourceRate, kMaxSourceRate);
-  }
-  const int rate = info.samplerate, channels = info.channels;
-  const double max_frames_d = std::ceil(options.max_seconds * rate);
-  auto too_long = [&](double seconds_at_least) {
-    return ResourceExhaustedError(
-        "%s: audio is %s%.1f s long, over the limit of %.1f s (raise it with "
-        "--max-audio-seconds)",
-        n, seconds_at_least < 0 ? "more than " : "", std::fabs(seconds_at_least),
-        options.max_seconds);
-  };
-  // The header's frame count (when it has one) lets a too-long file fail before decoding.
-  if (info.frames > 0 && info.frames != SF_COUNT_MAX &&
-      static_cast<double>(info.frames) > max_frames_d) {
-    return too_long(static_cast<double>(info.frames) / rate);
-  }
-
+  TERN_ASSIGN_OR_RETURN(std::unique_ptr<Pipeline> p,
+                        Pipeline::Create(name, info.samplerate, info.channels, options, resampler));
+  if (info.frames != SF_COUNT_MAX) TERN_RETURN_IF_ERROR(p->CheckDeclaredFrames(info.frames));
   TERN_RETURN_IF_ERROR(CheckWavTruncation(f, info, name));
-
-  const bool passthrough = rate == kTargetRate;
-  const bool linear = resampler == Resampler::kLinear;
-  std::unique_ptr<SoxrResampler> soxr;
-  if (!passthrough && !linear) {
-    TERN_ASSIGN_OR_RETURN(soxr, SoxrResampler::Create(rate, kTargetRate));
-  }
-
-  Audio out;
-  out.source_rate = rate;
-  out.source_channels = channels;
-  std::vector<float> mono_all;  // passthrough or linear: the whole mono signal
-  std::vector<float> block(static_cast<size_t>(kBlockFrames) * channels), mono;
-  int64_t total = 0;
-  float peak = 0.0f;
+  std::vector<float> block(static_cast<size_t>(kBlockFrames) * info.channels);
   for (;;) {
     const sf_count_t got = sf_readf_float(f, block.data(), kBlockFrames);
     if (got <= 0) break;
-    mono.resize(static_cast<size_t>(got));
-    for (sf_count_t i = 0; i < got; ++i) {
-      const float* fr = &block[static_cast<size_t>(i) * channels];
-      float sum = 0.0f;
-      for (int c = 0; c < channels; ++c) {
-        if (!std::isfinite(fr[c])) {
-          return FormatError("%s: sample %lld of channel %d is %s", n,
-                             static_cast<long long>(total) + i, c,
-                             std::isnan(fr[c]) ? "NaN" : "infinite");
-        }
-        sum += fr[c];
-      }
-      mono[i] = channels == 1 ? sum : sum / static_cast<float>(channels);
-      peak = std::fmax(peak, std::fabs(mono[i]));
-    }
-    total += got;
-    if (static_cast<double>(total) > max_frames_d)
-      return too_long(-static_cast<double>(total) / rate);
-    if (soxr) {
-      TERN_RETURN_IF_ERROR(soxr->Push(mono.data(), mono.size(), &out.samples));
-    } else {
-      mono_all.insert(mono_all.end(), mono.begin(), mono.end());
-    }
+    TERN_RETURN_IF_ERROR(p->Push(block.data(), static_cast<size_t>(got)));
   }
+  const char* n = name.c_str();
   if (sf_error(f) != SF_ERR_NO_ERROR) {
     return FormatError("%s: decoding failed after %lld frames (truncated or corrupt file?): %s", n,
-                       static_cast<long long>(total), sf_strerror(f));
+                       static_cast<long long>(p->frames()), sf_strerror(f));
   }
-  if (total == 0) return FormatError("%s: contains no audio samples", n);
   // FLAC's STREAMINFO holds the exact length; fewer decoded frames means a cut stream.
-  if ((info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_FLAC && info.frames > 0 &&
-      total < info.frames) {
+  if ((info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_FLAC && info.frames > 0 && p->frames() > 0 &&
+      p->frames() < info.frames) {
     return FormatError(
         "%s: truncated or corrupt FLAC: the header declares %lld frames, only %lld "
         "decode",
-        n, static_cast<long long>(info.frames), static_cast<long long>(total));
+        n, static_cast<long long>(info.frames), static_cast<long long>(p->frames()));
   }
-  if (peak == 0.0f) {
-    return InvalidArgumentError(
-        "%s: audio is silent (every sample is zero after mixing to "
-        "mono); nothing to transcribe",
-        n);
-  }
-  if (soxr) {
-    TERN_RETURN_IF_ERROR(soxr->Finish(&out.samples));
-  } else if (passthrough) {
-    out.samples = std::move(mono_all);
-  } else {
-    out.samples = ResampleLinear(mono_all, rate, kTargetRate);
-  }
-  if (out.samples.empty()) {
-    return FormatError("%s: %lld frames at %d Hz are less than one sample at %d Hz", n,
-                       static_cast<long long>(total), rate, kTargetRate);
-  }
-  if (options.offset_s > 0 || options.duration_s > 0) {
-    const int64_t size = static_cast<int64_t>(out.samples.size());
-    const int64_t b = std::llround(options.offset_s * kTargetRate);
-    if (b >= size) {
-      return InvalidArgumentError(
-          "%s: --offset %.3f s is at or past the end of the audio "
-          "(%.3f s)",
-          n, options.offset_s, static_cast<double>(size) / kTargetRate);
-    }
-    const int64_t e =
-        options.duration_s > 0
-            ? std::min<int64_t>(size, b + std::llround(options.duration_s * kTargetRate))
-            : size;
-    if (e <= b) {
-      return InvalidArgumentError("%s: --duration %g s is less than one sample", n,
-                                  options.duration_s);
-    }
-    out.samples.erase(out.samples.begin() + e, out.samples.end());
-    out.samples.erase(out.samples.begin(), out.samples.begin() + b);
-    out.offset_s = static_cast<double>(b) / kTargetRate;
-    if (std::all_of(out.samples.begin(), out.samples.end(), [](float v) { return v == 0.0f; })) {
-      return InvalidArgumentError(
-          "%s: the excerpt [%.3f, %.3f) s is silent; nothing to "
-          "transcribe",
-          n, out.offset_s, static_cast<double>(e) / kTargetRate);
-    }
-  }
-  if (options.normalize) {
-    const float before = NormalizeRms(&out.samples);
-    if (options.clip_guard) ClipGuard(&out.samples);
-    // The level the samples had: a quiet recording and a loud one normalize alike, and the
-    // no-speech check asks how loud the source was.
-    if (before > 0) out.gain = Rms(out.samples) / before;
-  }
-  out.name = name;
-  return out;
+  return p->Finish();
 }
 
 // libsndfile keeps the reason for a failed open in a global: opens are serialised so that
@@ -221,13 +108,8 @@ std::mutex& OpenMutex() {
   return m;
 }
 
-// Call with OpenMutex() held. sf_strerror(nullptr) is the message of the last failed open.
-Status OpenError(const std::string& name) {
-  return FormatError(
-      "%s: not a readable audio file (WAV, FLAC, OGG/Vorbis, MP3, ...): "
-      "libsndfile: %s",
-      name.c_str(), sf_strerror(nullptr));
-}
+// Call with OpenMutex() held: the message of the last failed open.
+std::string OpenFailure() { return sf_strerror(nullptr); }
 
 }  // namespace
 
@@ -244,12 +126,18 @@ Result<Audio> LoadAudio(const std::string& path, const AudioOptions& options, Re
   if (st.st_size == 0) return FormatError("%s: file is empty", path.c_str());
   SF_INFO info{};
   SndfilePtr f;
+  std::string reason;
   {
     std::lock_guard<std::mutex> lock(OpenMutex());
     f.reset(sf_open(path.c_str(), SFM_READ, &info));
-    if (!f) return OpenError(path);
+    if (!f) reason = OpenFailure();
   }
-  return Decode(f.get(), info, path, options, resampler);
+  if (f) return Decode(f.get(), info, path, options, resampler);
+  // Not a format libsndfile reads: FFmpeg's turn, over a read-only map of the file (nothing
+  // is copied; the demuxer reads what it needs).
+  if (!AvAvailable()) return DecodeWithAv(nullptr, 0, path, options, resampler, reason);
+  TERN_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> map, MappedFile::Open(path));
+  return DecodeWithAv(map->data(), map->size(), path, options, resampler, reason);
 }
 
 Result<Audio> LoadAudioFromMemory(const void* data, size_t size, const std::string& name,
@@ -260,12 +148,14 @@ Result<Audio> LoadAudioFromMemory(const void* data, size_t size, const std::stri
   MemStream m{static_cast<const uint8_t*>(data), static_cast<sf_count_t>(size), 0};
   SF_INFO info{};
   SndfilePtr f;
+  std::string reason;
   {
     std::lock_guard<std::mutex> lock(OpenMutex());
     f.reset(sf_open_virtual(&io, SFM_READ, &info, &m));
-    if (!f) return OpenError(name);
+    if (!f) reason = OpenFailure();
   }
-  return Decode(f.get(), info, name, options, resampler);
+  if (f) return Decode(f.get(), info, name, options, resampler);
+  return DecodeWithAv(static_cast<const uint8_t*>(data), size, name, options, resampler, reason);
 }
 
 }  // namespace tern::audio

@@ -1,10 +1,14 @@
-// Audio front end: any WAV, FLAC, OGG/Vorbis or MP3 file (or the same bytes in memory) to
-// mono float samples at 24 kHz, the rate VibeASR's encoder consumes.
+// Audio front end: any WAV, FLAC, OGG/Vorbis, Ogg/Opus or MP3 file, and with FFmpeg
+// (TERN_WITH_AV) M4A/MP4 (AAC, ALAC), WebM/Matroska (Opus, Vorbis) and the other containers
+// of av_decode.h (or the same bytes in memory), to mono float samples at 24 kHz, the rate
+// VibeASR's encoder consumes.
 //
 // Recipe (spec 6; order as upstream: mono -> resample -> normalize):
 //  1. Decode with libsndfile as float. Integer PCM uses libsndfile's default scaling,
 //     s16 / 32768 (s24 / 2^23, s32 / 2^31); upstream dr_wav scales s16 by 2^-15 too.
-//     Float files pass through unscaled.
+//     Float files pass through unscaled. Bytes libsndfile does not recognise go to FFmpeg
+//     (av_decode.h), whose samples libswresample converts to float at their own rate and
+//     channel count. Steps 2-5 are Pipeline's (pipeline.h), the same for both decoders.
 //  2. Mono: float mean of the channels, sum / (float)channels, channels added in order.
 //  3. Resample to 24 kHz (skipped when the source is 24 kHz: samples pass unchanged):
 //     kSoxrHq (default): libsoxr, soxr_quality_spec(SOXR_HQ, 0) = 20-bit precision,
@@ -19,7 +23,9 @@
 //     none): if max|x| > 1, x /= (max|x| + 1e-6).  `normalize = false` skips 4 and 5.
 //
 // Errors (each names the file or the caller's name): missing or unreadable file; a format
-// libsndfile does not recognise (its message is included); a decode error mid-stream
+// neither libsndfile nor FFmpeg recognises (their messages are included; without FFmpeg the
+// error says that other containers need tern built with it); a playlist (HLS, concat) or
+// any file that would open another; a decode error mid-stream
 // (truncated FLAC/OGG/MP3); no samples; every sample zero after mixing ("audio is
 // silent": a hard error rather than an empty transcript, so a broken capture is noticed);
 // NaN or Inf samples; sample rate outside [1000, 768000] Hz; more than 64 channels;

@@ -393,6 +393,19 @@ TEST(AudioErrors, FilesAndBytes) {
   ExpectError(LoadAudio(none), ErrorCode::kFormat, {"none.wav", "no audio samples"});
 }
 
+#if !TERN_HAVE_AV
+// Without FFmpeg, a container libsndfile does not read is an error that says what is missing.
+TEST(AudioErrors, WithoutFfmpegAnM4aSaysWhatItNeeds) {
+  std::string m4a(
+      "\0\0\0\x18"
+      "ftypM4A \0\0\0\0M4A isom",
+      24);
+  m4a += std::string(64, '\0');
+  ExpectError(LoadAudioFromMemory(m4a.data(), m4a.size(), "memo.m4a"), ErrorCode::kFormat,
+              {"memo.m4a: ", "libsndfile", "needs tern built with FFmpeg (libavformat)"});
+}
+#endif
+
 TEST(AudioErrors, TruncatedStreams) {
   TempDir dir;
   const auto pcm = RandomS16(64000, 4);
