@@ -10,24 +10,13 @@
 #include <thread>
 #include <vector>
 
+#include "common/test_bundled_model.h"
 #include "tern/tern.h"
 
 namespace tern {
 namespace {
 
-const std::string kModelDir = TERN_SOURCE_DIR "/models/tiny-en";
-const std::string kHeldout = TERN_SOURCE_DIR "/tests/data/heldout/";
-
-std::shared_ptr<const Model> Bundled() {
-  static const std::shared_ptr<const Model> model = [] {
-    ModelOptions o;
-    o.model_dir = kModelDir;
-    Result<std::shared_ptr<const Model>> m = Model::Load(o);
-    EXPECT_TRUE(m.ok()) << m.status().ToString();
-    return m.ok() ? *m : nullptr;
-  }();
-  return model;
-}
+using bundled::kHeldout;
 
 Audio Clip(const std::string& name) {
   Result<Audio> a = LoadAudio(kHeldout + name);
@@ -93,7 +82,7 @@ void ExpectSame(const Transcript& alone, const Transcript& batched, const std::s
 class BatchSessionThreads : public ::testing::TestWithParam<int> {};
 
 TEST_P(BatchSessionThreads, EachTranscriptIsTheOneItGetsAlone) {
-  const std::shared_ptr<const Model> model = Bundled();
+  const std::shared_ptr<const Model> model = bundled::TinyModel();
   ASSERT_TRUE(model);
   const std::vector<Job> jobs = Jobs();
   std::vector<Transcript> alone;
@@ -130,7 +119,7 @@ INSTANTIATE_TEST_SUITE_P(Threads, BatchSessionThreads, ::testing::Values(1, 2, 4
 
 // A transcription whose caller stops it leaves the batch; those beside it finish unchanged.
 TEST(BatchSession, ACancelledTranscriptionLeavesTheOthersUnchanged) {
-  const std::shared_ptr<const Model> model = Bundled();
+  const std::shared_ptr<const Model> model = bundled::TinyModel();
   ASSERT_TRUE(model);
   const std::vector<Job> jobs = Jobs();
   Session session(model, 2);
@@ -163,7 +152,7 @@ TEST(BatchSession, ACancelledTranscriptionLeavesTheOthersUnchanged) {
 // Batched decoding runs only when transcriptions overlap: with one caller at a time every
 // step advances one sequence.
 TEST(BatchSession, OneCallerAtATimeStepsOneSequence) {
-  const std::shared_ptr<const Model> model = Bundled();
+  const std::shared_ptr<const Model> model = bundled::TinyModel();
   ASSERT_TRUE(model);
   BatchSession batch(model, 2, 8);
   EXPECT_EQ(batch.max_batch(), 8);

@@ -14,24 +14,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/test_bundled_model.h"
 #include "tern/tern.h"
 
 namespace tern {
 namespace {
 
-const std::string kModelDir = TERN_SOURCE_DIR "/models/tiny-en";
-const std::string kHeldout = TERN_SOURCE_DIR "/tests/data/heldout/";
-
-std::shared_ptr<const Model> TinyModel() {
-  static std::shared_ptr<const Model> model = [] {
-    ModelOptions o;
-    o.model_dir = kModelDir;
-    Result<std::shared_ptr<const Model>> m = Model::Load(o);
-    EXPECT_TRUE(m.ok()) << m.status().ToString();
-    return m.ok() ? *m : nullptr;
-  }();
-  return model;
-}
+using bundled::kHeldout;
+using bundled::kModelDir;
+using bundled::TinyModel;
 
 std::vector<float> Clip(const std::string& path) {
   Result<Audio> a = LoadAudio(path);

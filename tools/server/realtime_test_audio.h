@@ -1,6 +1,5 @@
 // Test helpers shared by the realtime tests (in process, over a socket, and through the
-// tern-server binary): the bundled model, the four-sentence stream they all send, and the
-// client's `input_audio_buffer.append` event. Header-only: each test links it on its own.
+// tern-server binary): the four-sentence stream they all send and the client's `input_audio_buffer.append` event. Header-only: each test links it on its own.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,24 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/test_bundled_model.h"
 #include "tern/tern.h"
 
 namespace tern::realtime_test {
 
-inline const std::string kModelDir = TERN_SOURCE_DIR "/models/tiny-en";
-inline const std::string kHeldout = TERN_SOURCE_DIR "/tests/data/heldout/";
-
-// Loaded once per test binary: every realtime session shares it, as the server's do.
-inline std::shared_ptr<const Model> TinyModel() {
-  static std::shared_ptr<const Model> model = [] {
-    ModelOptions o;
-    o.model_dir = kModelDir;
-    Result<std::shared_ptr<const Model>> m = Model::Load(o);
-    EXPECT_TRUE(m.ok()) << m.status().ToString();
-    return m.ok() ? *m : nullptr;
-  }();
-  return model;
-}
+using bundled::kHeldout;
+using bundled::TinyModel;
 
 // Standard base64 with padding, as OpenAI's clients send audio; the server's strict decoder
 // (DecodeBase64) is tested against fixed strings, so this encoder is checked through it.
