@@ -1,5 +1,5 @@
-// The bundled model (models/tiny-en) and its held-out clips, for the tests (here, in tests/
-// and in tools/server) that run the engine through the public API. Header-only; the model is
+// The bundled model (models/tiny-en) and its held-out clips, for the tests in tests/ and
+// tools/server that run the engine through the public API. Header-only; the model is
 // loaded once per test binary and shared, as a server shares it.
 #pragma once
 
