@@ -169,13 +169,9 @@ class RealtimeWs : public std::enable_shared_from_this<RealtimeWs> {
   // The event being written (the front, while writing_) stays queued: async_write still
   // reads its bytes, and its handler pops it when the close aborts it.
   void Overflow() {
-    closing_ = true;
-    closed_ = true;
     out_.erase(out_.begin() + (writing_ && !out_.empty() ? 1 : 0), out_.end());
     pending_bytes_ = out_.empty() ? 0 : out_.front().size();
-    idle_.cancel();
-    if (conn_) conn_->Close();
-    beast::get_lowest_layer(ws_).close();
+    Abort();
   }
 
   void Write() {
