@@ -3,6 +3,15 @@
 #include <cmath>
 
 namespace tern::audio {
+namespace {
+
+float Rms(const std::vector<float>& x) {
+  double sum_sq = 0.0;
+  for (float v : x) sum_sq += static_cast<double>(v) * static_cast<double>(v);
+  return x.empty() ? 0.0f : static_cast<float>(std::sqrt(sum_sq / static_cast<double>(x.size())));
+}
+
+}  // namespace
 
 float NormalizeRms(std::vector<float>* x) {
   if (x->empty()) return 0.0f;
@@ -25,6 +34,12 @@ float ClipGuard(std::vector<float>* x) {
     for (float& v : *x) v /= d;
   }
   return peak;
+}
+
+float Normalize(std::vector<float>* x, bool clip_guard) {
+  const float before = NormalizeRms(x);
+  if (clip_guard) ClipGuard(x);
+  return before > 0 ? Rms(*x) / before : 0.0f;
 }
 
 }  // namespace tern::audio

@@ -9,5 +9,9 @@ namespace tern::audio {
 float NormalizeRms(std::vector<float>* x);
 // If max|x| > 1, divides every sample by (max|x| + 1e-6). Returns max|x| before.
 float ClipGuard(std::vector<float>* x);
+// NormalizeRms, then ClipGuard when `clip_guard` (what LoadAudio and the live pieces do).
+// Returns the gain the samples got, RMS after / RMS before, or 0 when they were silent:
+// Audio::gain, through which the no-speech check reads how loud the source was.
+float Normalize(std::vector<float>* x, bool clip_guard);
 
 }  // namespace tern::audio

@@ -7,16 +7,6 @@
 #include "audio/normalize.h"
 
 namespace tern::audio {
-namespace {
-
-float Rms(const std::vector<float>& x) {
-  double sum_sq = 0.0;
-  for (float v : x) sum_sq += static_cast<double>(v) * static_cast<double>(v);
-  return x.empty() ? 0.0f : static_cast<float>(std::sqrt(sum_sq / static_cast<double>(x.size())));
-}
-
-}  // namespace
-
 Pipeline::~Pipeline() = default;
 
 Result<std::unique_ptr<Pipeline>> Pipeline::Create(const std::string& name, int rate, int channels,
@@ -137,11 +127,9 @@ Result<Audio> Pipeline::Finish() {
     }
   }
   if (options.normalize) {
-    const float before = NormalizeRms(&out.samples);
-    if (options.clip_guard) ClipGuard(&out.samples);
     // The level the samples had: a quiet recording and a loud one normalize alike, and the
     // no-speech check asks how loud the source was.
-    if (before > 0) out.gain = Rms(out.samples) / before;
+    if (const float gain = Normalize(&out.samples, options.clip_guard); gain > 0) out.gain = gain;
   }
   out.name = name_;
   return out;

@@ -22,13 +22,6 @@ double NowMs() {
       .count();
 }
 
-// As LoadAudio measures it (the no-speech check reads the source level through Audio::gain).
-float Rms(const std::vector<float>& x) {
-  double sum_sq = 0.0;
-  for (float v : x) sum_sq += static_cast<double>(v) * static_cast<double>(v);
-  return x.empty() ? 0.0f : static_cast<float>(std::sqrt(sum_sq / static_cast<double>(x.size())));
-}
-
 engine::LiveCutterConfig CutterConfig(const LiveOptions& o, int64_t max_piece_samples) {
   engine::LiveCutterConfig c;
   c.pause_samples = std::llround(o.pause_seconds * kRate);
@@ -76,9 +69,8 @@ Status LiveSession::Impl::Decode(LiveEvent::Kind kind, int64_t end, int64_t hear
   a.source_rate = options.sample_rate;
   a.source_channels = 1;
   if (options.normalize) {  // as LoadAudio does a file (AudioOptions defaults)
-    const float before = audio::NormalizeRms(&a.samples);
-    audio::ClipGuard(&a.samples);
-    if (before > 0) a.gain = Rms(a.samples) / before;
+    if (const float gain = audio::Normalize(&a.samples, /*clip_guard=*/true); gain > 0)
+      a.gain = gain;
   }
   Result<Transcript> t = decode(a);
   if (!t.ok()) {
