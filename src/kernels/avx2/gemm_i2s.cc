@@ -40,8 +40,9 @@ void I2sTile(const uint8_t* w, int64_t group_bytes, int64_t k, const int8_t* q, 
   for (int64_t c = 0; c < k / 16; ++c) {
     const int8_t* qc = q + c * 16;
     for (int h = 0; h < H; ++h) {
-      // Decode streams the weights from DRAM: prefetch well ahead (one line per chunk).
-      if (RX == 1 && h % 2 == 0) {
+      // Decode, single or batched, streams the weights from DRAM: prefetch well ahead (one
+      // line per chunk).
+      if (h % 2 == 0) {
         const int64_t ahead = packing::StreamAhead(c * 64, group_bytes, (H + 1) / 2);
         _mm_prefetch(reinterpret_cast<const char*>(wh[h] + ahead), _MM_HINT_T0);
       }
