@@ -638,10 +638,13 @@ TEST(TinyModel, LongAudioGoesInPiecesCutInThePauses) {
   }
   Session session(model, 2);
   TranscribeOptions opt;
+  // Pieces sized by the decoder's context alone: a --chunk-seconds far over the automatic
+  // one (the model's declared training length) turns that off.
+  opt.chunk_seconds = 1e6;
   // Leave room for 32 pads (4.3 s) beside the prompt's text and the output budget: the
   // prompt's text is its length less its pads (one per 3200 samples), plus 4 of slack.
-  Result<Transcript> probe = session.Transcribe(all, [] {
-    TranscribeOptions o;
+  Result<Transcript> probe = session.Transcribe(all, [&opt] {
+    TranscribeOptions o = opt;
     o.decoding.max_tokens = 1;
     return o;
   }());
@@ -682,6 +685,18 @@ TEST(TinyModel, LongAudioGoesInPiecesCutInThePauses) {
   // The pieces hold whole sentences, so the words fare about as the clips do alone; a cut
   // through words or a hallucinated tail would push the WER past the gate.
   EXPECT_LE(wer, 0.17);
+
+  // With no options at all the model's declared training length (6.5 s) cuts the audio into
+  // pieces of at most 4 s, one sentence each, with no warning.
+  Result<Transcript> plain = session.Transcribe(all, TranscribeOptions());
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_TRUE(plain->warnings.empty()) << plain->warnings[0];
+  ASSERT_GE(plain->pieces.size(), 12u);
+  for (const auto& [a, b] : plain->pieces) EXPECT_LE(b - a, 4.0 + 1e-9);
+  const double plain_wer =
+      static_cast<double>(EditDistance(ref, NormWords(plain->text))) / ref.size();
+  std::printf("no options: %zu pieces, WER %.1f%%\n", plain->pieces.size(), 100 * plain_wer);
+  EXPECT_LE(plain_wer, 0.17);
 }
 
 }  // namespace

@@ -31,9 +31,20 @@ Result<TrainedWith> ReadTrainedWith(const gguf::File& f) {
   return t;
 }
 
+double TrainedPieceSeconds(double longest) {
+  // Pieces are cut in the second half of the limit, so a limit of about 0.6 of the longest
+  // clip gives pieces of 0.3-0.6 of it: one utterance each for a model trained on single
+  // utterances (longer pieces hold two sentences, which such a model garbles).
+  return std::max(1.0, std::round(0.6 * longest));
+}
+
 TranscribeOptions FitOptions(const ModelInfo& model, const TranscribeOptions& options) {
   TranscribeOptions o = options;
   if (model.trained.context == false) o.context.clear();
+  // Automatic pieces (chunk_seconds 0) for a model that declares its longest training clip:
+  // pieces it was trained to read, cut at pauses, instead of one prompt it garbles.
+  if (o.chunk_seconds == 0 && model.trained.max_audio_seconds)
+    o.chunk_seconds = TrainedPieceSeconds(*model.trained.max_audio_seconds);
   return o;
 }
 
@@ -42,11 +53,8 @@ std::string LengthWarning(const ModelInfo& model, const TranscribeOptions& optio
   if (!model.trained.max_audio_seconds) return {};
   const double longest = *model.trained.max_audio_seconds;
   if (duration_s <= longest) return {};
-  // Pieces are cut in the second half of the limit, so a limit of about 0.6 of the longest
-  // clip gives pieces of 0.3-0.6 of it: one utterance each for a model trained on single
-  // utterances (longer pieces hold two sentences, which such a model garbles).
-  const double hint = std::max(1.0, std::round(0.6 * longest));
-  if (options.chunk_seconds > 0 && options.chunk_seconds <= hint) return {};
+  const double hint = TrainedPieceSeconds(longest);
+  if (options.chunk_seconds <= hint) return {};  // 0: FitOptions picks `hint`
   char msg[320];
   std::snprintf(msg, sizeof msg,
                 "the audio is %.1f s long, and this model was trained on clips of at most "

@@ -15,12 +15,16 @@ inline constexpr const char* kTrainedMaxAudioSecondsKey = "tern.trained.max_audi
 // number) is a format error naming the file and the key.
 Result<TrainedWith> ReadTrainedWith(const gguf::File& f);
 
+// The piece length, seconds, for a model whose longest training clip is `longest` seconds.
+double TrainedPieceSeconds(double longest);
+
 // The options as the model should run them: the context dropped when the model declares it
-// was not trained with one (OptionWarnings says so).
+// was not trained with one (OptionWarnings says so); automatic pieces (chunk_seconds 0) of
+// TrainedPieceSeconds when it declares its longest training clip.
 TranscribeOptions FitOptions(const ModelInfo& model, const TranscribeOptions& options);
 
 // Per audio: a hint when the audio is longer than the longest clip the model was trained on
-// and no --chunk-seconds at or under it was given; empty otherwise.
+// and a --chunk-seconds over TrainedPieceSeconds was asked; empty otherwise.
 std::string LengthWarning(const ModelInfo& model, const TranscribeOptions& options,
                           double duration_s);
 

@@ -41,6 +41,7 @@ TEST(TrainedWith, AbsentKeysAreUnknown) {
   EXPECT_TRUE(OptionWarnings(info, o).empty());
   EXPECT_EQ(FitOptions(info, o).context, "Paris");
   EXPECT_EQ(LengthWarning(info, o, 3600.0), "");
+  EXPECT_EQ(FitOptions(info, o).chunk_seconds, 0);  // the published model: one prompt
 }
 
 TEST(TrainedWith, DeclaredKeysDriveWarnings) {
@@ -64,15 +65,20 @@ TEST(TrainedWith, DeclaredKeysDriveWarnings) {
   EXPECT_EQ(FitOptions(info, o).context, "");
   o.format = PromptFormat::kJson;
   EXPECT_EQ(OptionWarnings(info, o).size(), 2u);
-  // Longer audio than the longest training clip: a hint, unless pieces short enough are asked.
+  // Longer audio than the longest training clip: automatic pieces of 0.6 of it, and a hint
+  // only when longer pieces are asked.
+  EXPECT_EQ(FitOptions(info, o).chunk_seconds, 4);
   EXPECT_EQ(LengthWarning(info, o, 6.0), "");
-  EXPECT_NE(LengthWarning(info, o, 20.0).find("--chunk-seconds 4"), std::string::npos);
+  EXPECT_EQ(LengthWarning(info, o, 20.0), "");
+  o.chunk_seconds = 3;  // asked: kept
+  EXPECT_EQ(FitOptions(info, o).chunk_seconds, 3);
   o.chunk_seconds = 4;
   EXPECT_EQ(LengthWarning(info, o, 20.0), "");
   o.chunk_seconds = 6;  // two sentences to a piece
   EXPECT_NE(LengthWarning(info, o, 20.0), "");
   o.chunk_seconds = 10;
-  EXPECT_NE(LengthWarning(info, o, 20.0), "");
+  EXPECT_NE(LengthWarning(info, o, 20.0).find("--chunk-seconds 4"), std::string::npos);
+  EXPECT_EQ(FitOptions(info, o).chunk_seconds, 10);
   // A model that declares it was trained with context keeps it.
   info.trained.context = true;
   o.format = PromptFormat::kText;
