@@ -237,7 +237,10 @@ Result<std::unique_ptr<LiveSession>> Session::StartLive(const LiveOptions& optio
                          : trained ? std::max(2 * options.pause_seconds, *trained)
                                    : kLivePieceSeconds;
   const int64_t wanted = std::llround(seconds * engine::kModelSampleRate);
-  const TranscribeOptions fitted = engine::FitOptions(m.info, o);
+  TranscribeOptions fitted = engine::FitOptions(m.info, o);
+  // The piece length is chosen above; here only the context bounds it (each piece is then
+  // transcribed as a file is, automatic pieces included).
+  fitted.chunk_seconds = 0;
   TERN_ASSIGN_OR_RETURN(engine::Prompt prompt, engine::BuildPrompt(*m.tokenizer, m.special, wanted,
                                                                    fitted.format, fitted.context));
   TERN_ASSIGN_OR_RETURN(
