@@ -94,6 +94,21 @@ void BmI8(benchmark::State& st, const KernelTable* t) {
       2.0 * k * nr * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
+// Attention's value pass for one KV head: `heads` query heads' probabilities over `rows`
+// cached F16 value rows of head_dim 128 (the published geometry: 6 heads per KV head).
+void BmWeightedRows(benchmark::State& st, const KernelTable* t) {
+  const int64_t heads = st.range(0), rows = st.range(1), hd = 128;
+  const std::vector<float> p = Floats(static_cast<size_t>(heads * rows));
+  std::vector<uint16_t> v(static_cast<size_t>(rows * hd));
+  t->f32_to_f16(Floats(v.size()).data(), static_cast<int64_t>(v.size()), v.data());
+  std::vector<float> out(static_cast<size_t>(heads * hd));
+  for (auto _ : st) {
+    t->weighted_rows_f16(p.data(), rows, heads, v.data(), hd, rows, hd, out.data(), hd);
+    benchmark::DoNotOptimize(out.data());
+  }
+  st.SetItemsProcessed(st.iterations() * heads * rows * hd);
+}
+
 void RegisterAll() {
   size_t count = 0;
   const Isa* isas = AvailableIsas(&count);
@@ -105,6 +120,9 @@ void RegisterAll() {
         ->Arg(8960);
     benchmark::RegisterBenchmark(("f32_to_f16/" + isa).c_str(), BmF32ToF16, t)->Arg(4096);
     benchmark::RegisterBenchmark(("absmax_requant/" + isa).c_str(), BmRequant, t)->Arg(65536);
+    benchmark::RegisterBenchmark(("weighted_rows_f16/" + isa).c_str(), BmWeightedRows, t)
+        ->Args({6, 160})
+        ->Args({6, 1000});
     if (isas[i] == Isa::kScalar) continue;  // plain loops: minutes per GEMM shape
     benchmark::RegisterBenchmark(("gemm_i2s_i8/" + isa).c_str(), BmI2s, t)
         ->Args({1536, 1536, 1})

@@ -156,8 +156,12 @@ struct KernelTable {
   // out[j*ldo + r] = sum_k f32(W[r][k]) * x[j][k] with float accumulation.
   void (*gemm_f16_f32)(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r1,
                        const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo);
-  // out[i] += a * f32(v[i]) for i < n (attention: probabilities times F16 values).
-  void (*axpy_f16)(float a, const uint16_t* v, int64_t n, float* out);
+  // out[h*ldo + i] = sum over j < rows of p[h*ldp + j] * f32(v[j*ldv + i]), for h < heads and
+  // i < n, each term added in j order as out = out + p * v (a multiply, then an add: never
+  // fused) from 0. Attention: the probabilities of the query heads that share a KV head times
+  // the F16 values they share (read once for the whole group).
+  void (*weighted_rows_f16)(const float* p, int64_t ldp, int64_t heads, const uint16_t* v,
+                            int64_t ldv, int64_t rows, int64_t n, float* out, int64_t ldo);
 
   // ---- Conversions and elementwise helpers ------------------------------------------------
   void (*f32_to_f16)(const float* x, int64_t n, uint16_t* out);  // round to nearest even

@@ -1,5 +1,5 @@
 // Float kernels: F16 x F32 GEMM (tolerance from the data: float accumulation order differs
-// between ISAs), axpy_f16 and silu_mul_f32 (bit-exact: the same operations in the same order
+// between ISAs), weighted_rows_f16 and silu_mul_f32 (bit-exact: the same operations in the same order
 // on every ISA, never fused).
 #include <gtest/gtest.h>
 
@@ -111,29 +111,44 @@ TEST(GemmF16F32, ExactOnSmallIntegers) {
   }
 }
 
-TEST(AxpyF16, SimdMatchesOracleBitExact) {
+TEST(WeightedRowsF16, SimdMatchesOracleBitExact) {
   std::mt19937 rng(10);
   std::normal_distribution<float> nd(0.0f, 1.0f);
-  for (int64_t n : {0, 1, 5, 8, 16, 31, 128, 1000}) {
-    Guarded<uint16_t> v(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      const float f = nd(rng);
-      Scalar().f32_to_f16(&f, 1, &v[i]);
-    }
-    std::vector<float> base(static_cast<size_t>(n));
-    for (auto& b : base) b = nd(rng);
-    std::vector<float> want = base;
-    Scalar().axpy_f16(0.3f, v.data(), n, want.data());
-    for (int64_t i = 0; i < n; ++i) {
-      float vf;
-      Scalar().f16_to_f32(&v[i], 1, &vf);
-      ASSERT_EQ(want[i], base[i] + 0.3f * vf);
-    }
-    for (const KernelTable* t : SimdTables()) {
-      Guarded<float> got(static_cast<size_t>(n));
-      if (n > 0) std::memcpy(got.data(), base.data(), base.size() * sizeof(float));
-      t->axpy_f16(0.3f, v.data(), n, got.data());
-      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << IsaName(t->isa) << " " << i;
+  for (int64_t heads : {1, 2, 5, 6, 7, 9, 12}) {
+    for (int64_t n : {1, 5, 8, 16, 31, 64, 128, 130}) {
+      for (int64_t rows : {0, 1, 3, 40}) {
+        const int64_t ldv = n + 3, ldp = rows + 2, ldo = n + 5;
+        Guarded<uint16_t> v(static_cast<size_t>(std::max<int64_t>(1, rows * ldv)));
+        for (int64_t i = 0; i < rows * ldv; ++i) {
+          const float f = nd(rng);
+          Scalar().f32_to_f16(&f, 1, &v[i]);
+        }
+        Guarded<float> p(static_cast<size_t>(heads * ldp));
+        for (int64_t i = 0; i < heads * ldp; ++i) p[i] = nd(rng);
+        std::vector<float> want(static_cast<size_t>(heads * ldo), -7.0f);
+        Scalar().weighted_rows_f16(p.data(), ldp, heads, v.data(), ldv, rows, n, want.data(), ldo);
+        // The oracle by hand: from 0, term by term in row order, multiply then add.
+        for (int64_t h = 0; h < heads; ++h) {
+          for (int64_t i = 0; i < n; ++i) {
+            float o = 0.0f;
+            for (int64_t j = 0; j < rows; ++j) {
+              float vf;
+              Scalar().f16_to_f32(&v[j * ldv + i], 1, &vf);
+              const float term = p[h * ldp + j] * vf;
+              o = o + term;
+            }
+            ASSERT_EQ(want[h * ldo + i], o);
+          }
+          for (int64_t i = n; i < ldo; ++i) ASSERT_EQ(want[h * ldo + i], -7.0f);  // untouched
+        }
+        for (const KernelTable* t : SimdTables()) {
+          std::vector<float> got(static_cast<size_t>(heads * ldo), -7.0f);
+          t->weighted_rows_f16(p.data(), ldp, heads, v.data(), ldv, rows, n, got.data(), ldo);
+          for (size_t i = 0; i < got.size(); ++i)
+            ASSERT_EQ(got[i], want[i]) << IsaName(t->isa) << " heads " << heads << " n " << n
+                                       << " rows " << rows << " at " << i;
+        }
+      }
     }
   }
 }

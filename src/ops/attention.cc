@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "base/check.h"
 #include "kernels/kernels.h"
@@ -26,10 +25,9 @@ void AttendGroup(const kernels::KernelTable& kt, const AttentionDims& dims, cons
     float* sh = s + h * n_kv;
     for (int64_t j = 0; j < n_kv; ++j) sh[j] *= scale;
     SoftmaxRow(sh, n_kv);
-    float* o = out + (g * group + h) * hd;
-    std::memset(o, 0, static_cast<size_t>(hd) * sizeof(float));
-    for (int64_t j = 0; j < n_kv; ++j) kt.axpy_f16(sh[j], vg + j * hd, hd, o);
   }
+  // The group's heads share the KV head's values: one pass over them for all.
+  kt.weighted_rows_f16(s, n_kv, group, vg, hd, n_kv, hd, out + g * group * hd, hd);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// AVX2 F16 x F32 GEMM (vcvtph2ps + FMA, float accumulation) and axpy_f16.
+// AVX2 F16 x F32 GEMM (vcvtph2ps + FMA, float accumulation) and weighted_rows_f16.
 // Tile: R weight rows x RX activation rows, 8 k per step; the k tail goes through zero-padded
 // copies so nothing is read past a row.
 #include <immintrin.h>
@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/avx2/impl.h"
+#include "kernels/unroll.h"
 
 namespace tern::kernels::avx2 {
 namespace {
@@ -86,15 +87,63 @@ void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r
   }
 }
 
-// out = out + a * f32(v): multiply then add (not fused) to match the oracle bit for bit.
-void AxpyF16(float a, const uint16_t* v, int64_t n, float* out) {
-  const __m256 va = _mm256_set1_ps(a);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 f = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i)));
-    _mm256_storeu_ps(out + i, _mm256_add_ps(_mm256_loadu_ps(out + i), _mm256_mul_ps(va, f)));
+namespace {
+
+// H heads x C vectors of 8 columns from column i0 (all inside n), accumulated over all rows in
+// registers: each row of values is loaded and converted once for the H heads.
+template <int H, int C>
+void WeightedBlock(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t rows,
+                   int64_t i0, float* out, int64_t ldo) {
+  __m256 acc[H][C];
+  TERN_UNROLL for (int h = 0; h < H; ++h) TERN_UNROLL for (int c = 0; c < C; ++c) acc[h][c] =
+      _mm256_setzero_ps();
+  for (int64_t j = 0; j < rows; ++j) {
+    __m256 f[C];
+    TERN_UNROLL for (int c = 0; c < C; ++c) {
+      f[c] = _mm256_cvtph_ps(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + j * ldv + i0 + 8 * c)));
+    }
+    TERN_UNROLL for (int h = 0; h < H; ++h) {
+      const __m256 a = _mm256_set1_ps(p[h * ldp + j]);
+      TERN_UNROLL for (int c = 0; c < C; ++c) acc[h][c] =
+          _mm256_add_ps(acc[h][c], _mm256_mul_ps(a, f[c]));
+    }
   }
-  for (; i < n; ++i) out[i] = out[i] + a * _cvtsh_ss(v[i]);
+  TERN_UNROLL for (int h = 0; h < H; ++h) TERN_UNROLL for (int c = 0; c < C; ++c)
+      _mm256_storeu_ps(out + h * ldo + i0 + 8 * c, acc[h][c]);
+}
+
+template <int H>
+void WeightedHeads(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t rows,
+                   int64_t n, float* out, int64_t ldo) {
+  constexpr int kC = H <= 2 ? 4 : H <= 4 ? 2 : 1;  // 16 ymm: accumulators + values + a
+  int64_t i = 0;
+  for (; i + 8 * kC <= n; i += 8 * kC) WeightedBlock<H, kC>(p, ldp, v, ldv, rows, i, out, ldo);
+  for (; i + 8 <= n; i += 8) WeightedBlock<H, 1>(p, ldp, v, ldv, rows, i, out, ldo);
+  for (int h = 0; h < H; ++h) {  // columns past the last 8
+    for (int64_t c = i; c < n; ++c) out[h * ldo + c] = 0.0f;
+    for (int64_t j = 0; j < rows; ++j) {
+      const float a = p[h * ldp + j];
+      for (int64_t c = i; c < n; ++c)
+        out[h * ldo + c] = out[h * ldo + c] + a * _cvtsh_ss(v[j * ldv + c]);
+    }
+  }
+}
+
+}  // namespace
+
+// Per term out = out + p * f32(v), multiply then add (not fused), as the oracle.
+void WeightedRowsF16(const float* p, int64_t ldp, int64_t heads, const uint16_t* v, int64_t ldv,
+                     int64_t rows, int64_t n, float* out, int64_t ldo) {
+  using Fn =
+      void (*)(const float*, int64_t, const uint16_t*, int64_t, int64_t, int64_t, float*, int64_t);
+  static constexpr Fn kHeads[] = {nullptr,          WeightedHeads<1>, WeightedHeads<2>,
+                                  WeightedHeads<3>, WeightedHeads<4>, WeightedHeads<5>,
+                                  WeightedHeads<6>};
+  for (int64_t h = 0; h < heads; h += 6) {
+    const int64_t hn = heads - h < 6 ? heads - h : 6;
+    kHeads[hn](p + h * ldp, ldp, v, ldv, rows, n, out + h * ldo, ldo);
+  }
 }
 
 }  // namespace tern::kernels::avx2

@@ -1,9 +1,10 @@
-// AVX-512 F16 x F32 GEMM (vcvtph2ps + FMA, float accumulation) and axpy_f16.
+// AVX-512 F16 x F32 GEMM (vcvtph2ps + FMA, float accumulation) and weighted_rows_f16.
 // GEMM tile: R weight rows x RX activation rows, 16 k per step, k tail by masked loads; one
 // horizontal sum per output. n == 1 (decode head) uses R = 8 to keep 8 loads in flight.
 #include <immintrin.h>
 
 #include "kernels/avx512/impl.h"
+#include "kernels/unroll.h"
 
 namespace tern::kernels::avx512 {
 namespace {
@@ -74,14 +75,55 @@ void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r
   }
 }
 
-// out = out + a * f32(v): multiply then add (not fused) to match the oracle bit for bit.
-void AxpyF16(float a, const uint16_t* v, int64_t n, float* out) {
-  const __m512 va = _mm512_set1_ps(a);
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = TailMask(n - i);
-    const __m512 f = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, v + i));
-    const __m512 o = _mm512_maskz_loadu_ps(m, out + i);
-    _mm512_mask_storeu_ps(out + i, m, _mm512_add_ps(o, _mm512_mul_ps(va, f)));
+namespace {
+
+// H heads x C vectors of 16 columns from column i0 (masked past n), accumulated over all rows
+// in registers: each row of values is loaded and converted once for the H heads, where an
+// axpy per head and row re-read the values and loaded and stored the output every time.
+template <int H, int C>
+void WeightedBlock(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t rows,
+                   int64_t i0, int64_t n, float* out, int64_t ldo) {
+  __mmask16 m[C];
+  TERN_UNROLL for (int c = 0; c < C; ++c) m[c] = TailMask(n - i0 - 16 * c);
+  __m512 acc[H][C];
+  TERN_UNROLL for (int h = 0; h < H; ++h) TERN_UNROLL for (int c = 0; c < C; ++c) acc[h][c] =
+      _mm512_setzero_ps();
+  for (int64_t j = 0; j < rows; ++j) {
+    __m512 f[C];
+    TERN_UNROLL for (int c = 0; c < C; ++c) f[c] =
+        _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m[c], v + j * ldv + i0 + 16 * c));
+    TERN_UNROLL for (int h = 0; h < H; ++h) {
+      const __m512 a = _mm512_set1_ps(p[h * ldp + j]);
+      TERN_UNROLL for (int c = 0; c < C; ++c) acc[h][c] =
+          _mm512_add_ps(acc[h][c], _mm512_mul_ps(a, f[c]));
+    }
+  }
+  TERN_UNROLL for (int h = 0; h < H; ++h) TERN_UNROLL for (int c = 0; c < C; ++c)
+      _mm512_mask_storeu_ps(out + h * ldo + i0 + 16 * c, m[c], acc[h][c]);
+}
+
+template <int H>
+void WeightedHeads(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t rows,
+                   int64_t n, float* out, int64_t ldo) {
+  constexpr int kC = H <= 4 ? 4 : 2;  // at most 16 accumulators
+  int64_t i = 0;
+  for (; i + 16 * kC <= n; i += 16 * kC) WeightedBlock<H, kC>(p, ldp, v, ldv, rows, i, n, out, ldo);
+  for (; i < n; i += 16) WeightedBlock<H, 1>(p, ldp, v, ldv, rows, i, n, out, ldo);
+}
+
+}  // namespace
+
+// Per term out = out + p * f32(v), multiply then add (not fused), as the oracle.
+void WeightedRowsF16(const float* p, int64_t ldp, int64_t heads, const uint16_t* v, int64_t ldv,
+                     int64_t rows, int64_t n, float* out, int64_t ldo) {
+  using Fn =
+      void (*)(const float*, int64_t, const uint16_t*, int64_t, int64_t, int64_t, float*, int64_t);
+  static constexpr Fn kHeads[] = {nullptr,          WeightedHeads<1>, WeightedHeads<2>,
+                                  WeightedHeads<3>, WeightedHeads<4>, WeightedHeads<5>,
+                                  WeightedHeads<6>, WeightedHeads<7>, WeightedHeads<8>};
+  for (int64_t h = 0; h < heads; h += 8) {
+    const int64_t hn = heads - h < 8 ? heads - h : 8;
+    kHeads[hn](p + h * ldp, ldp, v, ldv, rows, n, out + h * ldo, ldo);
   }
 }
 

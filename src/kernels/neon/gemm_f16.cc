@@ -72,6 +72,9 @@ void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r
   }
 }
 
+namespace {
+
+// out[i] = out[i] + a * f32(v[i]): a multiply then an add, as the oracle.
 void AxpyF16(float a, const uint16_t* v, int64_t n, float* out) {
   const float32x4_t va = vdupq_n_f32(a);
   int64_t i = 0;
@@ -89,6 +92,17 @@ void AxpyF16(float a, const uint16_t* v, int64_t n, float* out) {
     vst1q_f32(opad, vaddq_f32(vld1q_f32(opad), vmulq_f32(va, LoF16(h))));
     vst1q_f32(opad + 4, vaddq_f32(vld1q_f32(opad + 4), vmulq_f32(va, HiF16(h))));
     std::memcpy(out + i, opad, (n - i) * sizeof(float));
+  }
+}
+
+}  // namespace
+
+void WeightedRowsF16(const float* p, int64_t ldp, int64_t heads, const uint16_t* v, int64_t ldv,
+                     int64_t rows, int64_t n, float* out, int64_t ldo) {
+  for (int64_t h = 0; h < heads; ++h) {
+    float* o = out + h * ldo;
+    std::memset(o, 0, static_cast<size_t>(n) * sizeof(float));
+    for (int64_t j = 0; j < rows; ++j) AxpyF16(p[h * ldp + j], v + j * ldv, n, o);
   }
 }
 

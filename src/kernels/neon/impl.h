@@ -33,7 +33,8 @@ void PackI8(const int8_t* canonical, int64_t k, int64_t n_rows, uint8_t* packed)
 // gemm_f16.cc
 void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r1, const float* x,
                 int64_t ldx, int64_t n, float* out, int64_t ldo);
-void AxpyF16(float a, const uint16_t* v, int64_t n, float* out);
+void WeightedRowsF16(const float* p, int64_t ldp, int64_t heads, const uint16_t* v, int64_t ldv,
+                     int64_t rows, int64_t n, float* out, int64_t ldo);
 
 // convert.cc
 void F32ToF16(const float* x, int64_t n, uint16_t* out);

@@ -1,4 +1,4 @@
-// Scalar F16 x F32 GEMM and axpy: the oracle (float accumulation in k order).
+// Scalar F16 x F32 GEMM and weighted rows: the oracle (float accumulation in k order).
 #include "kernels/scalar/impl.h"
 #include "tensor/quant_ref.h"
 
@@ -18,10 +18,19 @@ void GemmF16F32(const uint16_t* w, int64_t k, int64_t ldw, int64_t r0, int64_t r
   }
 }
 
-// out[i] = out[i] + a * f32(v[i]): a multiply then an add, never fused, so every ISA agrees
-// bit for bit.
-void AxpyF16(float a, const uint16_t* v, int64_t n, float* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = out[i] + a * tern::F16ToF32(v[i], F16Nan::kQuiet);
+// The weighted sum one row of values at a time, each term a multiply then an add, never
+// fused, so every ISA agrees bit for bit.
+void WeightedRowsF16(const float* p, int64_t ldp, int64_t heads, const uint16_t* v, int64_t ldv,
+                     int64_t rows, int64_t n, float* out, int64_t ldo) {
+  for (int64_t h = 0; h < heads; ++h) {
+    float* o = out + h * ldo;
+    for (int64_t i = 0; i < n; ++i) o[i] = 0.0f;
+    for (int64_t j = 0; j < rows; ++j) {
+      const float a = p[h * ldp + j];
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = o[i] + a * tern::F16ToF32(v[j * ldv + i], F16Nan::kQuiet);
+    }
+  }
 }
 
 }  // namespace tern::kernels::scalar
