@@ -4,6 +4,7 @@
 // must get the answers they get alone; SIGTERM must stop the server cleanly.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <thread>
 #include <vector>
@@ -158,6 +159,28 @@ TEST(Server, FormFieldsReachTheEngine) {
                     ClipForm("008.wav", {{"response_format", "srt"}, {"max_cue_chars", "10"}}));
   ASSERT_TRUE(s);
   EXPECT_NE(s->body.find("\n3\n"), std::string::npos) << s->body;  // split into 3+ cues
+  // chunking_strategy on 8 s, longer than the 6.5 s the model declares it was trained on:
+  // the engine's own pieces for it (no warning), not 30 s ones (a warning suggesting 4 s).
+  std::string wav(44 + 2 * 8 * 24000, '\0');
+  auto put = [&wav](size_t at, uint32_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) wav[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  };
+  wav.replace(0, 4, "RIFF");
+  put(4, static_cast<uint32_t>(wav.size() - 8), 4);
+  wav.replace(8, 8, "WAVEfmt ");
+  put(16, 16, 4), put(20, 1, 2), put(22, 1, 2), put(24, 24000, 4), put(28, 48000, 4);
+  put(32, 2, 2), put(34, 16, 2);
+  wav.replace(36, 4, "data");
+  put(40, 2 * 8 * 24000, 4);
+  for (size_t i = 0; i < 8 * 24000; ++i)
+    put(44 + 2 * i, static_cast<uint16_t>(static_cast<int16_t>(3000 * std::sin(0.05 * i))), 2);
+  Form long_form{{"file", wav, "tone.wav", "audio/wav"},
+                 {"response_format", "verbose_json", "", ""},
+                 {"chunking_strategy", "auto", "", ""}};
+  auto l = PostForm(srv.port(), long_form);
+  ASSERT_TRUE(l);
+  ASSERT_EQ(l->status, 200) << l->body;
+  EXPECT_EQ(l->body.find("trained on clips"), std::string::npos) << l->body;
 }
 
 TEST(Server, BadRequestsGetJsonErrorsNamingTheField) {

@@ -266,7 +266,7 @@ void HttpSession::StartTranscription() {
   auto body = std::make_shared<std::string>(std::move(req.body()));
   std::string field;
   Result<TranscriptionRequest> r =
-      ParseTranscriptionForm(req[http::field::content_type], *body, ctx_.config.defaults, &field);
+      ParseTranscriptionForm(req[http::field::content_type], *body, ctx_.config, &field);
   if (!r.ok()) {
     entry_.note = r.status().message();
     return Respond(ErrorReply(ctx_.config, r.status(), field));

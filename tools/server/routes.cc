@@ -59,12 +59,10 @@ Status ParseNumber(const std::string& field, std::string_view text, T* out) {
 
 // chunking_strategy: OpenAI cuts long audio at pauses it finds; tern's engine cuts long
 // audio into pieces at the quietest moment near each piece's limit, so both forms map to
-// pieces of at most this long.
-constexpr double kChunkSeconds = 30;
-
-Status ParseChunking(std::string_view v, TranscribeOptions* o) {
+// pieces of at most `seconds` (ServerConfig::chunking_seconds).
+Status ParseChunking(std::string_view v, double seconds, TranscribeOptions* o) {
   if (v == "auto") {
-    o->chunk_seconds = kChunkSeconds;
+    o->chunk_seconds = seconds;
     return Status::Ok();
   }
   const json j = json::parse(v.begin(), v.end(), nullptr, false);
@@ -80,7 +78,7 @@ Status ParseChunking(std::string_view v, TranscribeOptions* o) {
       return InvalidArgumentError("form field 'chunking_strategy': '%s' is not a number",
                                   k.c_str());
   }
-  o->chunk_seconds = kChunkSeconds;
+  o->chunk_seconds = seconds;
   return Status::Ok();
 }
 
@@ -183,11 +181,11 @@ bool Authorized(const ServerConfig& config, std::string_view authorization) {
 
 Result<TranscriptionRequest> ParseTranscriptionForm(std::string_view content_type,
                                                     std::string_view body,
-                                                    const TranscribeOptions& defaults,
+                                                    const ServerConfig& config,
                                                     std::string* field) {
   TranscriptionRequest r;
   field->clear();
-  r.options = defaults;
+  r.options = config.defaults;
   TERN_ASSIGN_OR_RETURN(const std::string boundary, MultipartBoundary(content_type));
   TERN_ASSIGN_OR_RETURN(const std::vector<FormPart> parts, ParseMultipart(body, boundary));
   bool have_file = false;
@@ -206,7 +204,7 @@ Result<TranscriptionRequest> ParseTranscriptionForm(std::string_view content_typ
     } else if (name == "language") {
       r.language = std::string(v.substr(0, 32));
     } else if (name == "chunking_strategy") {
-      TERN_RETURN_IF_ERROR(ParseChunking(v, &r.options));
+      TERN_RETURN_IF_ERROR(ParseChunking(v, config.chunking_seconds, &r.options));
     } else if (name == "stream") {
       if (v == "true")
         r.stream = true;

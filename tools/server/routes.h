@@ -36,6 +36,9 @@ struct ServerConfig {
   std::string api_key;         // when set, /v1/* requires "Authorization: Bearer <key>"
   AudioOptions audio;          // --max-audio-seconds and the front end's defaults
   TranscribeOptions defaults;  // --max-tokens etc.; requests override per field
+  // The pieces a request's chunking_strategy asks for: at most 30 s, or 0 (the engine's own
+  // pieces, sized to the clips it was trained on) for a model that declares that length.
+  double chunking_seconds = 30;
   // Paths on the server (model files and folders) that error messages must not show; each
   // is replaced by its last component.
   std::vector<std::string> private_paths;
@@ -78,8 +81,7 @@ struct TranscriptionRequest {
 // fault is the body as a whole or an option's value seen by its Validate()).
 Result<TranscriptionRequest> ParseTranscriptionForm(std::string_view content_type,
                                                     std::string_view body,
-                                                    const TranscribeOptions& defaults,
-                                                    std::string* field);
+                                                    const ServerConfig& config, std::string* field);
 
 // Where a streamed transcription's bytes go: Begin once the audio has decoded (the response
 // header), then each event; Send returns false once the client has gone.
