@@ -268,7 +268,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--init", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--split", default="train", help="work/data/<split>.npy/.json")
+    ap.add_argument("--split", default="train",
+                    help="work/data/<split>.npy/.json; several as a,b:N (N: its first N clips)")
     ap.add_argument("--steps", type=int, default=2400)
     ap.add_argument("--minutes", type=float, default=0,
                     help="also stop (and schedule the rate) by wall-clock minutes")
@@ -290,7 +291,8 @@ def main():
                          "instead of exporting --init's")
     ap.add_argument("--resume", default="", help="a --save-small checkpoint: its decoder "
                     "replaces --init's (the encoder stays --init's)")
-    ap.add_argument("--save-small", default="", help="also write the decoder in fp16 here")
+    ap.add_argument("--save-small", default="", help="also write the decoder in fp16 here, "
+                    "every 250 steps and at the end (so a run cut short can be resumed)")
     ap.add_argument("--tern-dev",
                     default=os.path.join(common.HERE, "..", "build", "bin", "tern-dev"))
     a = ap.parse_args()
@@ -304,20 +306,26 @@ def main():
     tok = common.build_tokenizer()
     m = common.make_model(tok)
     m.load_state_dict(torch.load(a.init, map_location="cpu")["model"])
+    step0 = load_small(m, a.resume) if a.resume else 0   # steps the resumed decoder had
     if a.resume:
-        print(f"resumed the decoder from {a.resume} (step {load_small(m, a.resume)})")
+        print(f"resumed the decoder from {a.resume} (step {step0})")
     m.qs.on = True
     m.qs.fast = True      # one matmul for q/k/v and one for gate/up (model.QState.fast)
     for p in m.parameters():
         p.requires_grad_(False)
     for p in m.decoder.parameters():
         p.requires_grad_(True)
-    audio, meta = common.read_split(a.split)
-    if a.max_train:
-        meta = meta[:a.max_train]
     t0 = time.time()
-    feats = clip_features(a.init, audio, meta, a.views, a.seed, a.tern_dev, a.jobs,
-                          model_dir=a.encoder_model)
+    meta, feats = [], [[] for _ in range(a.views)]
+    for spec in a.split.split(","):
+        name, _, first = spec.partition(":")
+        audio, m_split = common.read_split(name)
+        m_split = m_split[:int(first or a.max_train or len(m_split))]
+        f_split = clip_features(a.init, audio, m_split, a.views, a.seed, a.tern_dev, a.jobs,
+                                model_dir=a.encoder_model)
+        meta += m_split
+        for v in range(a.views):
+            feats[v] += f_split[v]
     print(f"features: {len(meta)} clips x {a.views} views in {time.time() - t0:.0f} s",
           flush=True)
     targets = [target_of(tok, mt) for mt in meta]
@@ -371,9 +379,11 @@ def main():
                       f"guide {ema[1]:.3f}", flush=True)
             if step % 500 == 0:
                 torch.save({"model": m.state_dict(), "cfg": m.cfg, "qat": True}, a.out)
+            if a.save_small and step % 250 == 0:
+                save_small(m, a.save_small, step0 + step, a)
     torch.save({"model": m.state_dict(), "cfg": m.cfg, "qat": True}, a.out)
     if a.save_small:
-        save_small(m, a.save_small, step, a)
+        save_small(m, a.save_small, step0 + step, a)
     print(f"done: {step} steps in {(time.time() - t1) / 60:.1f} min "
           f"(+{(t1 - t0) / 60:.1f} min of features)", flush=True)
 
