@@ -278,10 +278,12 @@ Status DecoderBatch::Step(const std::vector<BatchStep>& steps, ThreadPool& pool)
   Timer timer;
   const LmWeights& w = d_.weights();
   const int64_t h = c_.hidden;
+  std::vector<int32_t> tokens(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    EmbedToken(w, steps[i].token, h, pool, a_.x.data() + i * h);
+    tokens[i] = steps[i].token;
     a_.pos.data()[i] = steps[i].pos;
   }
+  ops::EmbeddingLookup(pool, w.token_embd, tokens.data(), n, a_.x.data(), h);  // one region
   const ops::AttentionDims dims{c_.heads, c_.kv_heads, c_.head_dim};
   const int64_t qd = c_.heads * c_.head_dim, kvd = c_.kv_heads * c_.head_dim;
   int64_t max_rows = 0;
