@@ -5,18 +5,35 @@
 # optimizer steps, so the result does not depend on how busy the machine is; A-E keep the
 # step counts and schedule lengths (--horizon) of the hand-run stages behind an earlier
 # bundle, stopped part-way through their schedules. ~113 minutes on the idle 2-core Zen 4
-# host (119 at the slowest rates it has shown; README.md). usage: bash recipe.sh [OUT_DIR]
+# host (119 at the slowest rates it has shown; README.md). usage: bash recipe.sh [OUT_DIR [SPLIT]]
+# SPLIT (default train, the bundled model's) is the data of every stage: mix_train
+# (synth_mix.py) trains on natural phrasings, monologues, dialogues with JSON answers,
+# context lines and noise. A stage whose OUT_DIR/<stage>/ckpt.pt exists is skipped; so is
+# every stage up to the latest committed checkpoints/<split>-<stage>.pt (fp16, keep.py),
+# which stands in for its stage, so a recipe cut short by the machine's time resumes after
+# it. THREADS (default 2): torch threads of stages A-F.
 set -euo pipefail
 cd "$(dirname "$0")"
 out=${1:-work/recipe}
+split=${2:-train}
 mkdir -p "$out"
 export OMP_WAIT_POLICY=PASSIVE
 py=/usr/bin/python3
-trainer=(train.py --threads 2 --batch-seconds 10 --mel-weight 1.0)   # stages A-F
+trainer=(train.py --threads "${THREADS:-2}" --batch-seconds 10 --mel-weight 1.0 --split "$split")
 enc=(--guide-weight 0 --tok-drop 0.1)          # stages A-C: the encoder learns to hear
 dec=(--ctc-weight 0.3 --char-weight 1.0 --guide-weight 0.5 --tok-drop 0.3)  # D-F: and is heard
+kept=""  # the latest stage kept in the repository for this split (keep.py)
+for s in A B C D E F G; do [ -f "checkpoints/$split-$s.pt" ] && kept=$s; done
 stage() {  # name, script, then its arguments
     local name=$1 script=$2; shift 2
+    if [ -n "$kept" ] && [[ ! "$name" > "$kept" ]]; then  # each stage reads only the last one
+        if [ "$name" = "$kept" ] && [ ! -f "$out/$name/ckpt.pt" ]; then
+            mkdir -p "$out/$name"
+            cp "checkpoints/$split-$name.pt" "$out/$name/ckpt.pt"
+        fi
+        echo "stage $name: kept in checkpoints/ (or before it)"
+        return
+    fi
     [ -f "$out/$name/ckpt.pt" ] && { echo "stage $name: done already"; return; }
     mkdir -p "$out/$name"
     echo "stage $name: $(date +%T)"
@@ -42,5 +59,10 @@ stage F "${trainer[@]}" --steps 1200 --decay-from 0.3 --qat-from 0 --lr 8e-4 --s
 # G: the decoder alone on the frozen encoder's features, computed once per clip by tern's
 #    engine (needs build/bin/tern-dev); the rest of the 2-hour budget. One torch thread: its
 #    small matmuls ran slower on two.
-stage G train_decoder.py --threads 1 --jobs 2 --views 2 --steps 6000 --init "$out/F/ckpt.pt"
+if [ "$split" = train ]; then
+    stage G train_decoder.py --threads 1 --jobs 2 --views 2 --steps 6000 --init "$out/F/ckpt.pt"
+else  # answers of up to ~700 tokens (JSON segments of 40 s dialogues): batches by tokens
+    stage G train_decoder.py --threads 1 --jobs 2 --views 1 --tokens 4000 --steps 6000 \
+        --split "$split" --init "$out/F/ckpt.pt"
+fi
 echo "done: $(date +%T); $out/G/ckpt.pt"
