@@ -62,7 +62,7 @@ TEST(NeonDispatch, DotprodTableOnlyWithAsimddp) {
   EXPECT_NE(kNeonDotTable.gemm_i8_i8, kNeonTable.gemm_i8_i8);
   EXPECT_EQ(kNeonDotTable.quantize_rows_i8, kNeonTable.quantize_rows_i8);
   EXPECT_EQ(kNeonDotTable.gemm_f16_f32, kNeonTable.gemm_f16_f32);
-  EXPECT_EQ(kNeonDotTable.axpy_f16, kNeonTable.axpy_f16);
+  EXPECT_EQ(kNeonDotTable.weighted_rows_f16, kNeonTable.weighted_rows_f16);
   EXPECT_EQ(kNeonDotTable.f32_to_f16, kNeonTable.f32_to_f16);
   EXPECT_EQ(kNeonDotTable.f16_to_f32, kNeonTable.f16_to_f32);
   EXPECT_EQ(kNeonDotTable.dequant_row_q6k, kNeonTable.dequant_row_q6k);
@@ -314,10 +314,13 @@ TEST(NeonElementwise, MatchScalarBitExact) {
           EXPECT_EQ(got, want) << inv;
         }
       }
-      std::vector<float> want(n + 1, 1.0f), got(n + 1, 1.0f);
-      Scalar().axpy_f16(-0.37f, h.data(), n, want.data());
-      t.table->axpy_f16(-0.37f, h.data(), n, got.data());
-      for (int64_t i = 0; i <= n; ++i) ASSERT_EQ(Bits(got[i]), Bits(want[i])) << i;
+      // Two heads over one row of n values (kernels_test covers several rows); the slot past
+      // each head's n outputs must stay untouched.
+      std::vector<float> want(2 * (n + 1), 1.0f), got(2 * (n + 1), 1.0f);
+      const float p[2] = {-0.37f, 0.8f};
+      Scalar().weighted_rows_f16(p, 1, 2, h.data(), n, 1, n, want.data(), n + 1);
+      t.table->weighted_rows_f16(p, 1, 2, h.data(), n, 1, n, got.data(), n + 1);
+      for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(Bits(got[i]), Bits(want[i])) << i;
     }
   }
 }
