@@ -22,6 +22,7 @@ using testing::Form;
 using testing::Get;
 using testing::kClips;
 using testing::kRoot;
+using testing::LongWav;
 using testing::PostForm;
 using testing::Server;
 
@@ -161,19 +162,9 @@ TEST(Server, FormFieldsReachTheEngine) {
   EXPECT_NE(s->body.find("\n3\n"), std::string::npos) << s->body;  // split into 3+ cues
   // chunking_strategy on 8 s, longer than the 6.5 s the model declares it was trained on:
   // the engine's own pieces for it (no warning), not 30 s ones (a warning suggesting 4 s).
-  std::string wav(44 + 2 * 8 * 24000, '\0');
-  auto put = [&wav](size_t at, uint32_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) wav[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
-  };
-  wav.replace(0, 4, "RIFF");
-  put(4, static_cast<uint32_t>(wav.size() - 8), 4);
-  wav.replace(8, 8, "WAVEfmt ");
-  put(16, 16, 4), put(20, 1, 2), put(22, 1, 2), put(24, 24000, 4), put(28, 48000, 4);
-  put(32, 2, 2), put(34, 16, 2);
-  wav.replace(36, 4, "data");
-  put(40, 2 * 8 * 24000, 4);
-  for (size_t i = 0; i < 8 * 24000; ++i)
-    put(44 + 2 * i, static_cast<uint16_t>(static_cast<int16_t>(3000 * std::sin(0.05 * i))), 2);
+  std::vector<float> tone(8 * 24000);
+  for (size_t i = 0; i < tone.size(); ++i) tone[i] = 0.09f * std::sin(0.05f * i);
+  const std::string wav = LongWav(tone, 1, 1);  // 8-bit, 24 kHz
   Form long_form{{"file", wav, "tone.wav", "audio/wav"},
                  {"response_format", "verbose_json", "", ""},
                  {"chunking_strategy", "auto", "", ""}};

@@ -1,6 +1,6 @@
 // Float kernels: F16 x F32 GEMM (tolerance from the data: float accumulation order differs
-// between ISAs), weighted_rows_f16 and silu_mul_f32 (bit-exact: the same operations in the same order
-// on every ISA, never fused).
+// between ISAs), weighted_rows_f16 and silu_mul_f32 (bit-exact: the same operations in the
+// same order on every ISA, never fused).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -115,7 +115,7 @@ TEST(WeightedRowsF16, SimdMatchesOracleBitExact) {
   std::mt19937 rng(10);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   for (int64_t heads : {1, 2, 5, 6, 7, 9, 12}) {
-    for (int64_t n : {1, 5, 8, 16, 31, 64, 128, 130}) {
+    for (int64_t n : {0, 1, 5, 8, 16, 31, 64, 128, 130}) {
       for (int64_t rows : {0, 1, 3, 40}) {
         const int64_t ldv = n + 3, ldp = rows + 2, ldo = n + 5;
         Guarded<uint16_t> v(static_cast<size_t>(std::max<int64_t>(1, rows * ldv)));
