@@ -30,6 +30,7 @@
 #include "engine/prompt.h"
 #include "engine/segments.h"
 #include "ops/i8s_tensor.h"
+#include "scoring.h"
 #include "tern/tern.h"
 
 namespace tern {
@@ -38,46 +39,9 @@ namespace {
 const std::string kModelDir = TERN_SOURCE_DIR "/models/tiny-en";
 const std::string kDataDir = TERN_SOURCE_DIR "/tests/data/heldout";
 
-// Lowercased words with punctuation removed (as training/reference.py norm_words).
-std::vector<std::string> NormWords(const std::string& text) {
-  std::vector<std::string> words;
-  std::string cur;
-  for (char ch : text) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) || c == '\'') {
-      cur.push_back(static_cast<char>(std::tolower(c)));
-    } else if (std::isspace(c) || c == '-') {
-      if (!cur.empty()) words.push_back(cur);
-      cur.clear();
-    }
-  }
-  if (!cur.empty()) words.push_back(cur);
-  return words;
-}
-
-// Word-level Levenshtein distance (substitutions + deletions + insertions).
-size_t EditDistance(const std::vector<std::string>& ref, const std::vector<std::string>& hyp) {
-  std::vector<size_t> prev(hyp.size() + 1), cur(hyp.size() + 1);
-  for (size_t j = 0; j <= hyp.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= ref.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= hyp.size(); ++j) {
-      const size_t sub = prev[j - 1] + (ref[i - 1] == hyp[j - 1] ? 0 : 1);
-      cur[j] = std::min({sub, prev[j] + 1, cur[j - 1] + 1});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[hyp.size()];
-}
-
-TEST(Wer, AlignmentCountsEditsExactly) {
-  EXPECT_EQ(EditDistance(NormWords("set a timer"), NormWords("Set a timer.")), 0u);
-  EXPECT_EQ(EditDistance(NormWords("a b c d"), NormWords("a x c d")), 1u);    // substitution
-  EXPECT_EQ(EditDistance(NormWords("a b c d"), NormWords("a c d")), 1u);      // deletion
-  EXPECT_EQ(EditDistance(NormWords("a b c d"), NormWords("a b b c d")), 1u);  // insertion
-  EXPECT_EQ(EditDistance(NormWords("a b"), NormWords("")), 2u);
-  EXPECT_EQ(EditDistance(NormWords("one two three"), NormWords("three two one")), 2u);
-}
+using scoring::EditDistance;
+using scoring::NormWords;
+using scoring::WerCount;
 
 std::shared_ptr<const Model> LoadTiny() {
   ModelOptions mo;
@@ -247,11 +211,6 @@ TEST(TinyModel, TokenLogProbsMatchPyTorchLogits) {
 // Decoding is greedy and thread-count independent, so the score is reproducible.
 constexpr double kMaxWerSeenVoices = 0.23;
 constexpr double kMaxWerHeldoutVoice = 0.18;
-
-struct WerCount {
-  size_t edits = 0, words = 0;
-  double wer() const { return words ? static_cast<double>(edits) / words : 0.0; }
-};
 
 TEST(TinyModel, HeldOutWordErrorRate) {
   auto model = LoadTiny();

@@ -11,7 +11,8 @@
 # context lines and noise. A stage whose OUT_DIR/<stage>/ckpt.pt exists is skipped; so is
 # every stage up to the latest committed checkpoints/<split>-<stage>.pt (fp16, keep.py),
 # which stands in for its stage, so a recipe cut short by the machine's time resumes after
-# it. THREADS (default 2): torch threads of stages A-F.
+# it. THREADS (default 2): torch threads of stages A-F. KEEP=1: keep each finished stage
+# there (keep.py), in place of the split's earlier one.
 set -euo pipefail
 cd "$(dirname "$0")"
 out=${1:-work/recipe}
@@ -39,6 +40,12 @@ stage() {  # name, script, then its arguments
     echo "stage $name: $(date +%T)"
     "$py" "$script" "$@" --out "$out/$name/part.pt" > "$out/$name/train.log" 2>&1
     mv "$out/$name/part.pt" "$out/$name/ckpt.pt"
+    if [ -n "${KEEP:-}" ] && [ "$name" != G ]; then  # the stage replaces the split's older one
+        "$py" keep.py "$out/$name/ckpt.pt" "checkpoints/$split-$name.pt"
+        for s in A B C D E F; do
+            [[ "$s" < "$name" ]] && rm -f "checkpoints/$split-$s.pt"
+        done
+    fi
 }
 stage A "${trainer[@]}" --steps 2400 --horizon 8450 --lr 2e-3 --ctc-weight 0.5 \
     --char-weight 0.5 "${enc[@]}"
@@ -61,8 +68,13 @@ stage F "${trainer[@]}" --steps 1200 --decay-from 0.3 --qat-from 0 --lr 8e-4 --s
 #    small matmuls ran slower on two.
 if [ "$split" = train ]; then
     stage G train_decoder.py --threads 1 --jobs 2 --views 2 --steps 6000 --init "$out/F/ckpt.pt"
-else  # answers of up to ~700 tokens (JSON segments of 40 s dialogues): batches by tokens
-    stage G train_decoder.py --threads 1 --jobs 2 --views 1 --tokens 4000 --steps 6000 \
-        --split "$split" --init "$out/F/ckpt.pt"
+else  # answers of up to ~700 tokens (JSON segments of 40 s dialogues): batches by tokens,
+    # ~2 s a step, so fewer steps; the decoder is kept every 250 steps in checkpoints/ (fp16),
+    # where a run cut short by the machine's time resumes
+    part=checkpoints/$split-G-part.pt
+    resume=()
+    [ -f "$part" ] && resume=(--resume "$part")
+    stage G train_decoder.py --threads 1 --jobs 2 --views 1 --tokens 4000 --steps 2000 \
+        --split "$split" --init "$out/F/ckpt.pt" --save-small "$part" "${resume[@]}"
 fi
 echo "done: $(date +%T); $out/G/ckpt.pt"

@@ -290,7 +290,8 @@ def main():
                     help="compute features with this model folder's encoder (the frozen one) "
                          "instead of exporting --init's")
     ap.add_argument("--resume", default="", help="a --save-small checkpoint: its decoder "
-                    "replaces --init's (the encoder stays --init's)")
+                    "replaces --init's (the encoder stays --init's) and the run goes on from "
+                    "the step it was saved at (--steps counts the whole run)")
     ap.add_argument("--save-small", default="", help="also write the decoder in fp16 here, "
                     "every 250 steps and at the end (so a run cut short can be resumed)")
     ap.add_argument("--tern-dev",
@@ -345,7 +346,12 @@ def main():
         order = sorted(range(len(meta)), key=lambda i: lens[i])   # similar lengths per batch
         groups = [order[k:k + a.batch] for k in range(0, len(order), a.batch)]
     print(f"{len(groups)} batches per epoch", flush=True)
-    step, ema, t1 = 0, None, time.time()
+    # A resumed run goes on with the schedule where the saved one was; its optimizer state is
+    # fresh (warmed up again) and its batch order drawn anew, seeded by the step: the same
+    # cut resumes to the same weights, not to those of an uncut run.
+    step, ema, t1 = step0, None, time.time()
+    if step0:
+        rng = random.Random(a.seed * 1000003 + step0)
 
     def frac_done():
         f = step / a.steps
@@ -359,7 +365,7 @@ def main():
             frac = frac_done()
             if frac >= 1:
                 break
-            lr = a.lr * min(1.0, (step + 1) / 50) * train.lr_shape(frac, a.decay_from)
+            lr = a.lr * min(1.0, (step - step0 + 1) / 50) * train.lr_shape(frac, a.decay_from)
             for pg in opt.param_groups:
                 pg["lr"] = lr
             views = [rng.randrange(a.views) for _ in g]
@@ -380,11 +386,11 @@ def main():
             if step % 500 == 0:
                 torch.save({"model": m.state_dict(), "cfg": m.cfg, "qat": True}, a.out)
             if a.save_small and step % 250 == 0:
-                save_small(m, a.save_small, step0 + step, a)
+                save_small(m, a.save_small, step, a)
     torch.save({"model": m.state_dict(), "cfg": m.cfg, "qat": True}, a.out)
     if a.save_small:
-        save_small(m, a.save_small, step0 + step, a)
-    print(f"done: {step} steps in {(time.time() - t1) / 60:.1f} min "
+        save_small(m, a.save_small, step, a)
+    print(f"done: {step - step0} steps (to step {step}) in {(time.time() - t1) / 60:.1f} min "
           f"(+{(t1 - t0) / 60:.1f} min of features)", flush=True)
 
 
