@@ -34,10 +34,18 @@ namespace fs = std::filesystem;
 const std::string kSource = TERN_SOURCE_DIR;
 const std::string kSamples = kSource + "/samples";
 
-// Runs `tern transcribe --model models/tiny-en -q -t 1 ARGS` (ARGS shell-quoted as needed).
-CommandRun Transcribe(const std::string& args) {
-  return testutil::RunCommand(std::string("'") + TERN_BINARY + "' transcribe --model '" + kSource +
-                              "/models/tiny-en' -q -t 1 " + args);
+// Runs `tern transcribe --model MODEL -q -t 1 ARGS` (ARGS shell-quoted as needed); MODEL is
+// the bundled models/tiny-en unless given.
+CommandRun Transcribe(const std::string& args,
+                      const std::string& model = kSource + "/models/tiny-en") {
+  return testutil::RunCommand(std::string("'") + TERN_BINARY + "' transcribe --model '" + model +
+                              "' -q -t 1 " + args);
+}
+
+// The bundled model declaring clips of at most 6.5 s, no context and no JSON prompt
+// (tests/make_declared_fixture.cmake).
+CommandRun TranscribeDeclared(const std::string& args) {
+  return Transcribe(args, TERN_DECLARED_DIR);
 }
 
 // An empty directory of this name under the test temp dir.
@@ -254,16 +262,16 @@ TEST(CliTranscribe, ExitCodesSeparateBadOptionsFromBadAudio) {
   fs::remove_all(root);
 }
 
-// The bundled model declares it was trained without context and without the JSON prompt
+// A model that declares it was trained without context and without the JSON prompt
 // (tern.trained.*, docs/formats-tern-keys.md): each option warns once per run, not once per
 // input, and a context is not used, so the transcript is the one without it (never the
 // empty or garbled text the model gives a context).
 TEST(CliTranscribe, OptionsTheModelWasNotTrainedForWarnOnce) {
   const std::string inputs = kSamples + "/sample1.wav " + kSamples + "/sample2.wav";
-  const CommandRun plain = Transcribe(inputs);
+  const CommandRun plain = TranscribeDeclared(inputs);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_EQ(plain.err, "");
-  const CommandRun context = Transcribe("--context Paris " + inputs);
+  const CommandRun context = TranscribeDeclared("--context Paris " + inputs);
   ASSERT_EQ(context.exit_code, 0) << context.err;
   EXPECT_EQ(context.out, plain.out);
   const std::string said = "not trained with context";
@@ -271,7 +279,7 @@ TEST(CliTranscribe, OptionsTheModelWasNotTrainedForWarnOnce) {
   EXPECT_NE(first, std::string::npos) << context.err;
   EXPECT_EQ(context.err.find(said, first + 1), std::string::npos) << context.err;
   EXPECT_EQ(std::count(context.err.begin(), context.err.end(), '\n'), 1) << context.err;
-  const CommandRun json = Transcribe("--format json " + inputs);
+  const CommandRun json = TranscribeDeclared("--format json " + inputs);
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_EQ(std::count(json.err.begin(), json.err.end(), '\n'), 1) << json.err;
   EXPECT_NE(json.err.find("not trained with the JSON prompt"), std::string::npos) << json.err;
@@ -284,8 +292,8 @@ TEST(CliTranscribe, OptionsTheModelWasNotTrainedForWarnOnce) {
   EXPECT_NE(j["warnings"][0].get<std::string>().find(said), std::string::npos);
 }
 
-// Faint hiss: an empty transcript and a warning, exit 0. Audio longer than the bundled
-// model's longest training clip (6.5 s): a hint to use --chunk-seconds, gone when given.
+// Faint hiss: an empty transcript and a warning, exit 0. Audio longer than the longest
+// training clip a model declares (6.5 s): a hint to use --chunk-seconds, gone when given.
 TEST(CliTranscribe, NoSpeechAndLongAudioWarn) {
   const std::string root = FreshDir("cli_transcribe_nospeech");
   std::vector<int16_t> hiss(2 * 24000), tone(8 * 24000);
@@ -298,22 +306,22 @@ TEST(CliTranscribe, NoSpeechAndLongAudioWarn) {
     tone[i] = static_cast<int16_t>(3000 * std::sin(0.05 * static_cast<double>(i)));
   WriteWav(root + "/hiss.wav", hiss);
   WriteWav(root + "/tone.wav", tone);
-  const CommandRun quiet = Transcribe(root + "/hiss.wav");
+  const CommandRun quiet = TranscribeDeclared(root + "/hiss.wav");
   EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
   EXPECT_EQ(quiet.out, "\n");
   EXPECT_NE(quiet.err.find("hiss.wav: no speech: the loudest 25 ms of the audio is at -"),
             std::string::npos)
       << quiet.err;
-  const CommandRun off = Transcribe("--no-speech-floor -150 " + root + "/hiss.wav");
+  const CommandRun off = TranscribeDeclared("--no-speech-floor -150 " + root + "/hiss.wav");
   EXPECT_EQ(off.exit_code, 0) << off.err;
   EXPECT_EQ(off.err.find("no speech"), std::string::npos) << off.err;
-  EXPECT_EQ(Transcribe("--no-speech-floor 3 " + root + "/hiss.wav").exit_code, 2);
+  EXPECT_EQ(TranscribeDeclared("--no-speech-floor 3 " + root + "/hiss.wav").exit_code, 2);
   // Longer than the model's longest training clip: automatic pieces, no warning; a hint when
   // longer pieces are asked.
-  const CommandRun longer = Transcribe(root + "/tone.wav");
+  const CommandRun longer = TranscribeDeclared(root + "/tone.wav");
   EXPECT_EQ(longer.exit_code, 0) << longer.err;
   EXPECT_EQ(longer.err.find("trained on clips"), std::string::npos) << longer.err;
-  const CommandRun chunked = Transcribe("--chunk-seconds 8 " + root + "/tone.wav");
+  const CommandRun chunked = TranscribeDeclared("--chunk-seconds 8 " + root + "/tone.wav");
   EXPECT_NE(chunked.err.find("trained on clips of at most 6.5 s: --chunk-seconds 4"),
             std::string::npos)
       << chunked.err;

@@ -49,9 +49,9 @@ inline double Seconds(std::chrono::steady_clock::time_point since) {
 // access log) goes to a file the test can read.
 class Server {
  public:
-  explicit Server(const std::vector<std::string>& extra, bool default_threads = true) {
-    std::vector<std::string> args = {TERN_SERVER_BINARY, "--model", kRoot + "/models/tiny-en",
-                                     "--port", "0"};
+  explicit Server(const std::vector<std::string>& extra, bool default_threads = true,
+                  const std::string& model_dir = kRoot + "/models/tiny-en") {
+    std::vector<std::string> args = {TERN_SERVER_BINARY, "--model", model_dir, "--port", "0"};
     if (default_threads) args.insert(args.end(), {"-t", "1"});
     args.insert(args.end(), extra.begin(), extra.end());
     char name[] = "/tmp/tern-server-log-XXXXXX";

@@ -153,15 +153,27 @@ TEST(Server, FormFieldsReachTheEngine) {
   const nlohmann::json j = nlohmann::json::parse(p->body);
   EXPECT_EQ(j["token_ids"].get<std::vector<int32_t>>(), want->token_ids);
   EXPECT_EQ(j["prompt_token_ids"].get<std::vector<int32_t>>(), want->prompt_token_ids);
-  // The bundled model declares it was trained without context: the prompt reached the engine,
-  // which says it did not use it.
-  EXPECT_NE(j["warnings"].dump().find("not trained with context"), std::string::npos) << p->body;
   auto s = PostForm(srv.port(),
                     ClipForm("008.wav", {{"response_format", "srt"}, {"max_cue_chars", "10"}}));
   ASSERT_TRUE(s);
   EXPECT_NE(s->body.find("\n3\n"), std::string::npos) << s->body;  // split into 3+ cues
-  // chunking_strategy on 8 s, longer than the 6.5 s the model declares it was trained on:
-  // the engine's own pieces for it (no warning), not 30 s ones (a warning suggesting 4 s).
+}
+
+// What a model declares (tern.trained.*; here the bundled one declaring 6.5 s clips, no
+// context, no JSON prompt) reaches a client: a prompt the model was not trained with is
+// dropped and said so, and chunking_strategy uses the engine's pieces for the declared length.
+TEST(Server, ModelDeclarationsReachTheClient) {
+  Server srv({}, true, TERN_DECLARED_DIR);
+  ASSERT_GT(srv.port(), 0);
+  auto p = PostForm(srv.port(), ClipForm("008.wav", {{"response_format", "verbose_json"},
+                                                     {"prompt", "a lost ticket"}}));
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->status, 200) << p->body;
+  EXPECT_NE(nlohmann::json::parse(p->body)["warnings"].dump().find("not trained with context"),
+            std::string::npos)
+      << p->body;
+  // chunking_strategy on 8 s, longer than the 6.5 s declared: the engine's own pieces for it
+  // (no warning), not 30 s ones (a warning suggesting 4 s).
   std::vector<float> tone(8 * 24000);
   for (size_t i = 0; i < tone.size(); ++i) tone[i] = 0.09f * std::sin(0.05f * i);
   const std::string wav = LongWav(tone, 1, 1);  // 8-bit, 24 kHz
@@ -172,6 +184,7 @@ TEST(Server, FormFieldsReachTheEngine) {
   ASSERT_TRUE(l);
   ASSERT_EQ(l->status, 200) << l->body;
   EXPECT_EQ(l->body.find("trained on clips"), std::string::npos) << l->body;
+  EXPECT_GE(nlohmann::json::parse(l->body)["pieces"].size(), 2u) << l->body;
 }
 
 TEST(Server, BadRequestsGetJsonErrorsNamingTheField) {
