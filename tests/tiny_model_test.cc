@@ -263,28 +263,62 @@ TEST(TinyModel, HeldOutWordErrorRate) {
 // they come out right. They are held-out clips picked, after the fact, among those the engine
 // gets right (training/reference.py --samples; the WER above is the unpicked measure): this
 // holds the demo to that, and fails if a kernel, the decoder or a new model changes them.
+// A clip with NAME.txt beside it is a plain transcript; one with NAME.json a dialogue the
+// demo shows as JSON segments ([[start, end, speaker, text], ...]): the same words, each
+// said by the right speaker (up to renaming), every start and end within 0.5 s. A model that
+// declares the JSON prompt must show one.
 TEST(TinyModel, DemoSamplesComeOutRight) {
   auto model = LoadTiny();
   ASSERT_TRUE(model);
   Session session(model, 2);
   TranscribeOptions opt;
   opt.decoding.max_tokens = 96;
-  int clips = 0;
-  // Every samples/*.wav, as the demo's glob takes them, each with its transcript beside it.
+  TranscribeOptions json_opt;
+  json_opt.format = PromptFormat::kJson;
+  int clips = 0, dialogues = 0;
+  // Every samples/*.wav, as the demo's glob takes them, each with its reference beside it.
   for (const auto& entry : std::filesystem::directory_iterator(TERN_SOURCE_DIR "/samples")) {
     if (entry.path().extension() != ".wav") continue;
     const std::string wav = entry.path().string();
-    Result<std::string> ref = ReadFileToString(entry.path().parent_path().string() + "/" +
-                                               entry.path().stem().string() + ".txt");
-    ASSERT_TRUE(ref.ok()) << wav << " has no transcript: " << ref.status().ToString();
+    const std::string stem =
+        entry.path().parent_path().string() + "/" + entry.path().stem().string();
     Result<Audio> audio = LoadAudio(wav);
     ASSERT_TRUE(audio.ok()) << audio.status().ToString();
+    if (std::filesystem::exists(stem + ".json")) {
+      Result<std::string> text = ReadFileToString(stem + ".json");
+      ASSERT_TRUE(text.ok()) << text.status().ToString();
+      std::vector<scoring::TimedSegment> ref, hyp;
+      for (const nlohmann::json& s : nlohmann::json::parse(*text)) {
+        ref.push_back({s.at(0).get<double>(), s.at(1).get<double>(), s.at(2).get<int>(),
+                       s.at(3).get<std::string>()});
+      }
+      Result<Transcript> tr = session.Transcribe(*audio, json_opt);
+      ASSERT_TRUE(tr.ok()) << wav << ": " << tr.status().ToString();
+      EXPECT_TRUE(tr->structured) << wav << ": \"" << tr->text << "\"";
+      std::string ref_text, hyp_text;
+      for (const auto& s : ref) ref_text += s.text + " ";
+      for (const Segment& s : tr->segments) {
+        hyp.push_back({s.start, s.end, s.speaker, s.text});
+        hyp_text += s.text + " ";
+      }
+      EXPECT_EQ(NormWords(hyp_text), NormWords(ref_text)) << wav << ": \"" << tr->text << "\"";
+      const scoring::DialogueScore d = scoring::ScoreDialogue(ref, hyp);
+      EXPECT_EQ(d.attributed, d.words) << wav << ": \"" << tr->text << "\"";
+      for (double e : d.boundary_errors) EXPECT_LE(e, 0.5) << wav << ": \"" << tr->text << "\"";
+      ++dialogues;
+      continue;
+    }
+    Result<std::string> ref = ReadFileToString(stem + ".txt");
+    ASSERT_TRUE(ref.ok()) << wav << " has no transcript: " << ref.status().ToString();
     Result<Transcript> tr = session.Transcribe(*audio, opt);
     ASSERT_TRUE(tr.ok()) << wav << ": " << tr.status().ToString();
     EXPECT_EQ(NormWords(tr->text), NormWords(*ref)) << wav << ": \"" << tr->text << "\"";
     ++clips;
   }
-  EXPECT_GE(clips, 3) << "no samples/*.wav";
+  EXPECT_GE(clips, 3) << "no samples/*.wav with a .txt";
+  if (model->info().trained.json_format == true) {
+    EXPECT_GE(dialogues, 1) << "no samples/*.wav with a .json: the demo shows no dialogue";
+  }
 }
 
 // Hotwords (DecodingOptions::hotwords): naming a clip's own content words (4 letters or
