@@ -47,7 +47,7 @@ stage() {  # name, script, then its arguments
     if [ -n "${KEEP:-}" ] && [ "$name" != G ]; then  # the stage replaces the split's older one
         "$py" keep.py "$out/$name/ckpt.pt" "checkpoints/$split-$name.pt"
         for s in A B C D E F; do
-            [[ "$s" < "$name" ]] && rm -f "checkpoints/$split-$s.pt"
+            if [[ "$s" < "$name" ]]; then rm -f "checkpoints/$split-$s.pt"; fi
         done
     fi
 }
