@@ -43,7 +43,8 @@ import synth
 import train
 
 
-def clip_features(init, audio, meta, views, seed, tern_dev, jobs, chunk=500, model_dir=""):
+def clip_features(init, audio, meta, views, seed, tern_dev, jobs, chunk=500, model_dir="",
+                  split="train"):
     """-> feats[v][i]: [Fr_i, hidden] float32 for view v of clip i (v = 0 the clean clip),
     computed by tern's engine from the exported encoder: exactly the features inference
     sees. Each view goes through a 16-bit WAV as at inference (an augmented one scaled to a
@@ -55,8 +56,10 @@ def clip_features(init, audio, meta, views, seed, tern_dev, jobs, chunk=500, mod
     with tempfile.TemporaryDirectory() as tmp:
         model = model_dir or os.path.join(tmp, "model")
         if not model_dir:
+            # the split only sets the declarations (tern.trained.*), which encode ignores
             subprocess.run([sys.executable, os.path.join(common.HERE, "export.py"), "--ckpt",
-                            init, "--out", model], check=True, stdout=subprocess.DEVNULL)
+                            init, "--out", model, "--split", split], check=True,
+                           stdout=subprocess.DEVNULL)
 
         def run(part):
             wavs = []
@@ -323,7 +326,7 @@ def main():
         audio, m_split = common.read_split(name)
         m_split = m_split[:int(first or a.max_train or len(m_split))]
         f_split = clip_features(a.init, audio, m_split, a.views, a.seed, a.tern_dev, a.jobs,
-                                model_dir=a.encoder_model)
+                                model_dir=a.encoder_model, split=name)
         meta += m_split
         for v in range(a.views):
             feats[v] += f_split[v]
