@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/mapped_file.h"
+#include "common/test_bundled_model.h"
 #include "scoring.h"
 #include "tern/tern.h"
 
@@ -24,7 +25,6 @@ namespace {
 
 using scoring::WerCount;
 
-const std::string kModelDir = TERN_SOURCE_DIR "/models/tiny-en";
 const std::string kDataDir = TERN_SOURCE_DIR "/tests/data/heldout_mix";
 const std::string kHeldOutVoice = "espeak:en-us+f2";  // training/synth.py HELDOUT_VOICE
 
@@ -51,26 +51,15 @@ std::vector<Clip> ClipsOf(const std::string& set) {
   if (!text.ok()) return out;
   for (const nlohmann::json& c : nlohmann::json::parse(*text)) {
     if (c.at("set") != set) continue;
-    Clip clip{c.at("file"), set, c.at("text"), c.at("voice"), c.at("context"), {}};
-    for (const nlohmann::json& s : c.at("segments")) {
-      clip.segments.push_back({s.at(0).get<double>(), s.at(1).get<double>(), s.at(2).get<int>(),
-                               s.at(3).get<std::string>()});
-    }
-    out.push_back(std::move(clip));
+    out.push_back({c.at("file"), set, c.at("text"), c.at("voice"), c.at("context"),
+                   scoring::SegmentsFromJson(c.at("segments"))});
   }
   return out;
 }
 
 class HeldOutMix : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    ModelOptions mo;
-    mo.model_dir = kModelDir;
-    Result<std::shared_ptr<const Model>> m = Model::Load(mo);
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
-    model_ = *m;
-  }
-  static void TearDownTestSuite() { model_.reset(); }
+  void SetUp() override { ASSERT_TRUE(model_); }
 
   // The clip's transcript; the test fails (and gets an empty one) when it does not come.
   Transcript Run(const Clip& clip, const TranscribeOptions& options) {
@@ -86,9 +75,8 @@ class HeldOutMix : public ::testing::Test {
     return *std::move(tr);
   }
 
-  static std::shared_ptr<const Model> model_;
+  const std::shared_ptr<const Model> model_ = bundled::TinyModel();
 };
-std::shared_ptr<const Model> HeldOutMix::model_;
 
 // Requests in the domain, phrased in frames the training text never used.
 TEST_F(HeldOutMix, NaturalPhrasingInSeenAndHeldOutVoices) {

@@ -69,6 +69,15 @@ void WerCount::Add(std::string_view ref, std::string_view hyp) {
   words += r.size();
 }
 
+std::vector<TimedSegment> SegmentsFromJson(const nlohmann::json& rows) {
+  std::vector<TimedSegment> out;
+  for (const nlohmann::json& r : rows) {
+    out.push_back({r.at(0).get<double>(), r.at(1).get<double>(), r.at(2).get<int>(),
+                   r.at(3).get<std::string>()});
+  }
+  return out;
+}
+
 namespace {
 
 // The words of a segment list, each with its segment's speaker.

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace tern::scoring {
 
 // Lowercased words: every character but a-z, 0-9 and the apostrophe separates (ASCII
@@ -35,6 +37,10 @@ struct TimedSegment {
   int speaker = -1;
   std::string text;
 };
+
+// Reference segments as the test data and samples/ write them: [[start, end, speaker, text],
+// ...] (training/heldout_mix.py, training/synth_mix.py's "segs").
+std::vector<TimedSegment> SegmentsFromJson(const nlohmann::json& rows);
 
 // One dialogue's speaker attribution and segment boundary errors (eval_mix.py
 // dialog_scores), to be summed over a set.

@@ -287,11 +287,9 @@ TEST(TinyModel, DemoSamplesComeOutRight) {
     if (std::filesystem::exists(stem + ".json")) {
       Result<std::string> text = ReadFileToString(stem + ".json");
       ASSERT_TRUE(text.ok()) << text.status().ToString();
-      std::vector<scoring::TimedSegment> ref, hyp;
-      for (const nlohmann::json& s : nlohmann::json::parse(*text)) {
-        ref.push_back({s.at(0).get<double>(), s.at(1).get<double>(), s.at(2).get<int>(),
-                       s.at(3).get<std::string>()});
-      }
+      const std::vector<scoring::TimedSegment> ref =
+          scoring::SegmentsFromJson(nlohmann::json::parse(*text));
+      std::vector<scoring::TimedSegment> hyp;
       Result<Transcript> tr = session.Transcribe(*audio, json_opt);
       ASSERT_TRUE(tr.ok()) << wav << ": " << tr.status().ToString();
       EXPECT_TRUE(tr->structured) << wav << ": \"" << tr->text << "\"";
