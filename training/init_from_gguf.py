@@ -101,7 +101,9 @@ def main():
                 mod.weight.copy_(torch.from_numpy(lat))
             for nm, mod in (("attn_q", L.q), ("attn_k", L.k), ("attn_v", L.v)):
                 mod.bias.copy_(torch.from_numpy(lm.array(p + nm + ".bias").reshape(-1)))
-    torch.save({"model": m.state_dict(), "cfg": m.cfg, "qat": True}, a.out)
+    # the aid heads keep their random initialization: named so train.py treats them as new
+    fresh = [k for k in m.state_dict() if k.startswith(("ctc.", "aux_"))]
+    torch.save({"model": m.state_dict(), "cfg": m.cfg, "qat": True, "fresh": fresh}, a.out)
     print(f"wrote {a.out}")
 
 

@@ -12,11 +12,16 @@ import sys
 import torch
 
 
+def fp16(state):
+    """A state dict with its floating tensors in fp16."""
+    return {k: v.half() if v.is_floating_point() else v for k, v in state.items()}
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     ck = torch.load(sys.argv[1], map_location="cpu")
-    ck["model"] = {k: v.half() if v.is_floating_point() else v for k, v in ck["model"].items()}
+    ck["model"] = fp16(ck["model"])
     torch.save(ck, sys.argv[2])
 
 

@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 
 import common
+import keep
 import model
 
 
@@ -137,6 +138,12 @@ def lr_shape(frac, decay_from):
     return 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * t))
 
 
+def save_small(m, path, step):
+    """The model in fp16 with its step, no optimizer state (keep.py's format plus the step)."""
+    torch.save({"model": keep.fp16(m.state_dict()), "cfg": m.cfg, "qat": m.qs.on, "step": step}, path + ".tmp")
+    os.replace(path + ".tmp", path)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--minutes", type=float, default=75)
@@ -168,9 +175,21 @@ def main():
                     help="skip the data-dependent init of the trunk's downsampling convs")
     ap.add_argument("--tok-drop", type=float, default=0.0,
                     help="replace this fraction of teacher-forced text inputs by random tokens")
+    ap.add_argument("--fresh-first", type=int, default=0,
+                    help="for this many steps train only the tensors not taken from --init: "
+                         "heads a checkpoint lacks (init_from_gguf.py writes no training aids) "
+                         "start at random, and their first gradients would disturb the "
+                         "trained trunk")
     ap.add_argument("--decay-from", type=float, default=0.0,
                     help="hold the learning rate until this fraction of the budget, then a "
                          "cosine decay to 5%% over the rest (0: cosine over the whole budget)")
+    ap.add_argument("--save-small", default="",
+                    help="also keep the model in fp16 here, with its step, every 250 steps "
+                         "and at the end: what --resume reads (a stage longer than the "
+                         "machine's time goes on in the next one)")
+    ap.add_argument("--resume", default="",
+                    help="a --save-small checkpoint: its weights replace --init's and the "
+                         "schedule goes on at its step")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -182,14 +201,21 @@ def main():
     if a.init:
         # take every tensor whose name and shape match (e.g. the decoder of a run with
         # another encoder geometry); the rest keeps its fresh initialization
-        src = torch.load(a.init, map_location="cpu")["model"]
+        ck = torch.load(a.init, map_location="cpu")
+        src, untrained = ck["model"], set(ck.get("fresh", ()))
         own = m.state_dict()
         skip = tuple(p for p in a.reinit.split(",") if p)
-        took = {k: v for k, v in src.items()
-                if k in own and own[k].shape == v.shape and not k.startswith(skip)}
+        took = {k: v for k, v in src.items() if k in own and own[k].shape == v.shape
+                and not k.startswith(skip) and k not in untrained}
         own.update(took)
         m.load_state_dict(own)
         print(f"initialized {len(took)} of {len(own)} tensors from {a.init}", flush=True)
+    step0 = 0
+    if a.resume:
+        ck = torch.load(a.resume, map_location="cpu")
+        m.load_state_dict({k: v.float() for k, v in ck["model"].items()})
+        m.qs.on, step0 = ck["qat"], ck["step"]
+        print(f"resumed from {a.resume} at step {step0}", flush=True)
     audio, meta = common.read_split(a.split)
     if a.max_train:
         meta = meta[:a.max_train]
@@ -210,7 +236,12 @@ def main():
         sys.exit("--horizon must be at least --steps")
     t0 = time.time()
     last_save = t0
-    step, epoch, seen = 0, 0, 0
+    # A resumed run goes on with the schedule where the saved one was; its optimizer state is
+    # fresh (warmed up again) and its batch order drawn anew, seeded by the step: the same cut
+    # resumes to the same weights, not to those of an uncut run.
+    step, epoch, seen = step0, 0, 0
+    if step0:
+        rng = random.Random(a.seed * 1000003 + step0)
     ema = None
     qat_saved = False
     done = False
@@ -226,7 +257,9 @@ def main():
                            a.out.replace(".pt", "_float.pt"))
                 print(f"[{time.time() - t0:.0f}s] step {step}: quantization-aware training on",
                       flush=True)
-            warm = min(1.0, (step + 1) / 50)
+            for k, p in m.named_parameters():  # --fresh-first: the inherited ones wait
+                p.requires_grad_(step >= a.fresh_first or k not in took)
+            warm = min(1.0, (step - step0 + 1) / 50)
             lr = a.lr * warm * lr_shape(frac, a.decay_from)
             for g in opt.param_groups:
                 g["lr"] = lr
@@ -249,11 +282,15 @@ def main():
                       f"B {len(idx)} n {n} lr {lr:.2e} q {int(m.qs.on)} ce {ema[0]:.3f} "
                       f"ctc {ema[1]:.3f} char {ema[2]:.3f} mel {ema[3]:.3f} "
                       f"guide {ema[4]:.3f}", flush=True)
+            if a.save_small and step % 250 == 0:
+                save_small(m, a.save_small, step)
             if time.time() - last_save > 300:
                 torch.save({"model": m.state_dict(), "cfg": m.cfg, "qat": m.qs.on}, a.out)
                 last_save = time.time()
         epoch += 1
     torch.save({"model": m.state_dict(), "cfg": m.cfg, "qat": m.qs.on}, a.out)
+    if a.save_small:
+        save_small(m, a.save_small, step)
     print(f"done: {step} steps, {seen} clips, {epoch} epochs, "
           f"{(time.time() - t0) / 60:.1f} min", flush=True)
 
