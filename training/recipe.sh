@@ -64,7 +64,8 @@ stage() {  # name, script, then its arguments
 }
 if [ -n "${FROM:-}" ]; then
     # the folder's weights: an encoder that already hears, a decoder that already reads it
-    if [ ! -f "$out/D/ckpt.pt" ]; then
+    # (not needed once a later stage is kept)
+    if [ -z "$kept" ] && [ ! -f "$out/D/ckpt.pt" ]; then
         mkdir -p "$out/D"
         "$py" init_from_gguf.py --model "$FROM" --out "$out/D/part.pt"
         mv "$out/D/part.pt" "$out/D/ckpt.pt"

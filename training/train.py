@@ -140,7 +140,8 @@ def lr_shape(frac, decay_from):
 
 def save_small(m, path, step):
     """The model in fp16 with its step, no optimizer state (keep.py's format plus the step)."""
-    torch.save({"model": keep.fp16(m.state_dict()), "cfg": m.cfg, "qat": m.qs.on, "step": step}, path + ".tmp")
+    torch.save({"model": keep.fp16(m.state_dict()), "cfg": m.cfg, "qat": m.qs.on, "step": step},
+               path + ".tmp")
     os.replace(path + ".tmp", path)
 
 
