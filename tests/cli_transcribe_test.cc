@@ -284,16 +284,16 @@ TEST(CliTranscribe, OptionsTheModelWasNotTrainedForWarnOnce) {
   EXPECT_EQ(std::count(json.err.begin(), json.err.end(), '\n'), 1) << json.err;
   EXPECT_NE(json.err.find("not trained with the JSON prompt"), std::string::npos) << json.err;
   // The warnings are in verbose_json too (what a server client sees).
-  const CommandRun verbose =
-      Transcribe("--context Paris --output-format verbose_json " + kSamples + "/sample1.wav");
+  const CommandRun verbose = TranscribeDeclared("--context Paris --output-format verbose_json " +
+                                                kSamples + "/sample1.wav");
   ASSERT_EQ(verbose.exit_code, 0) << verbose.err;
   const nlohmann::json j = nlohmann::json::parse(verbose.out);
   ASSERT_EQ(j["warnings"].size(), 1u) << verbose.out;
   EXPECT_NE(j["warnings"][0].get<std::string>().find(said), std::string::npos);
 }
 
-// Faint hiss: an empty transcript and a warning, exit 0. Audio longer than the longest
-// training clip a model declares (6.5 s): a hint to use --chunk-seconds, gone when given.
+// Faint hiss: an empty transcript and a warning, exit 0. Audio longer than the pieces a model
+// declares it reads best (4 s): a hint to use --chunk-seconds when longer pieces are asked.
 TEST(CliTranscribe, NoSpeechAndLongAudioWarn) {
   const std::string root = FreshDir("cli_transcribe_nospeech");
   std::vector<int16_t> hiss(2 * 24000), tone(8 * 24000);
@@ -316,13 +316,13 @@ TEST(CliTranscribe, NoSpeechAndLongAudioWarn) {
   EXPECT_EQ(off.exit_code, 0) << off.err;
   EXPECT_EQ(off.err.find("no speech"), std::string::npos) << off.err;
   EXPECT_EQ(TranscribeDeclared("--no-speech-floor 3 " + root + "/hiss.wav").exit_code, 2);
-  // Longer than the model's longest training clip: automatic pieces, no warning; a hint when
-  // longer pieces are asked.
+  // Longer than the model's pieces: automatic pieces, no warning; a hint when longer pieces
+  // are asked.
   const CommandRun longer = TranscribeDeclared(root + "/tone.wav");
   EXPECT_EQ(longer.exit_code, 0) << longer.err;
-  EXPECT_EQ(longer.err.find("trained on clips"), std::string::npos) << longer.err;
+  EXPECT_EQ(longer.err.find("--chunk-seconds"), std::string::npos) << longer.err;
   const CommandRun chunked = TranscribeDeclared("--chunk-seconds 8 " + root + "/tone.wav");
-  EXPECT_NE(chunked.err.find("trained on clips of at most 6.5 s: --chunk-seconds 4"),
+  EXPECT_NE(chunked.err.find("reads pieces of at most 4.0 s best: --chunk-seconds 4"),
             std::string::npos)
       << chunked.err;
   fs::remove_all(root);

@@ -92,7 +92,7 @@ std::string Lower(std::string s) {
 }
 
 // White noise at -60 dBFS and near-silence (16-bit dither, +-1 LSB): with the check off the
-// model writes words for them; with it, nothing and a warning that names the level.
+// model runs on them; with it, the model does not run: nothing and a warning naming the level.
 TEST(NoSpeech, FaintNoiseAndNearSilenceGiveEmptyTranscripts) {
   auto model = LoadTiny();
   ASSERT_TRUE(model);
@@ -107,7 +107,10 @@ TEST(NoSpeech, FaintNoiseAndNearSilenceGiveEmptyTranscripts) {
     SCOPED_TRACE(name);
     Result<Transcript> off = TranscribePcm(session, *pcm, name, -150.0);
     ASSERT_TRUE(off.ok()) << off.status().ToString();
-    EXPECT_NE(off->text, "") << "the model no longer invents words for " << name;
+    // With the check off the model runs and answers as it was trained to (the bundled model
+    // learned empty answers for noise; other models invent words here).
+    EXPECT_NE(off->stop_reason, "no_speech");
+    EXPECT_FALSE(off->token_ids.empty());
     std::printf("%s with the check off: \"%s\"\n", name, off->text.c_str());
     Result<Transcript> t = TranscribePcm(session, *pcm, name);
     ASSERT_TRUE(t.ok()) << t.status().ToString();

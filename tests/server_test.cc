@@ -132,12 +132,12 @@ TEST(Server, StreamSendsTextEvents) {
 TEST(Server, FormFieldsReachTheEngine) {
   Server srv({});
   ASSERT_GT(srv.port(), 0);
-  // Without the hotwords the bundled model hears "Add juice and napkins to the list."
-  auto r = PostForm(srv.port(), ClipForm("023.wav", {{"response_format", "text"},
-                                                     {"hotwords", " cheese, milk"},
+  // Without the hotwords the bundled model hears "Add cookies and lemons to the list."
+  auto r = PostForm(srv.port(), ClipForm("002.wav", {{"response_format", "text"},
+                                                     {"hotwords", " coffee, lemons"},
                                                      {"hotword_boost", "3"}}));
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->body, "Add cheese and milk to the list.\n");
+  EXPECT_EQ(r->body, "Add coffee and lemons to the list.\n");
   TranscribeOptions o;
   o.context = "a lost ticket";
   o.decoding.beam = 2;

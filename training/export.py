@@ -179,17 +179,22 @@ def lm_kvs(m, tok):
     ]
 
 
-def trained_kvs(split="train"):
+def trained_kvs(split="train", chunk_seconds=0.0):
     """What the model was trained with (docs/formats-tern-keys.md), read from its training
     split: whether any clip had a context line or asked for the JSON answer, and the
-    longest clip in seconds. (train_decoder.py's split: the decoder is what answers.)"""
+    longest clip in seconds. (train_decoder.py's split: the decoder is what answers.)
+    `chunk_seconds` > 0 adds the piece length the model was measured to read long audio
+    best in (eval_mix.py's multi set at several --chunk-seconds)."""
     _, meta = common.read_split(split)
     longest = max(mt["length"] for mt in meta) / common.SR
-    return [
+    kvs = [
         ("tern.trained.context", G.V_BOOL, any(mt.get("context") for mt in meta)),
         ("tern.trained.json_format", G.V_BOOL, any(mt.get("json") for mt in meta)),
         ("tern.trained.max_audio_seconds", G.V_F32, longest),
     ]
+    if chunk_seconds > 0:
+        kvs.append(("tern.trained.chunk_seconds", G.V_F32, chunk_seconds))
+    return kvs
 
 
 VAE_NAME = "vibeasr-vae-encoder-i8_s.gguf"
@@ -253,6 +258,9 @@ def main():
     ap.add_argument("--vae-from", default="",
                     help="copy this folder's encoder file byte for byte (the encoder was "
                          "frozen: train_decoder.py) instead of writing it from the checkpoint")
+    ap.add_argument("--chunk-seconds", type=float, default=0.0,
+                    help="declare tern.trained.chunk_seconds: the piece length the model reads "
+                         "long audio best in, measured (0: not declared)")
     a = ap.parse_args()
     tok, m = load(a.ckpt)
     os.makedirs(a.out, exist_ok=True)
@@ -260,7 +268,8 @@ def main():
         shutil.copyfile(os.path.join(a.vae_from, VAE_NAME), os.path.join(a.out, VAE_NAME))
     else:
         G.write(os.path.join(a.out, VAE_NAME), vae_kvs(m), vae_tensors(m))
-    G.write(os.path.join(a.out, LM_NAME), lm_kvs(m, tok) + trained_kvs(a.split), lm_tensors(m))
+    G.write(os.path.join(a.out, LM_NAME), lm_kvs(m, tok) + trained_kvs(a.split, a.chunk_seconds),
+            lm_tensors(m))
     validate(a.out, m, tok, check_vae=not a.vae_from)
 
 

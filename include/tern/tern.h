@@ -54,6 +54,10 @@ struct TrainedWith {
   std::optional<bool> context;              // tern.trained.context: prompts with extra info
   std::optional<bool> json_format;          // tern.trained.json_format: PromptFormat::kJson
   std::optional<double> max_audio_seconds;  // tern.trained.max_audio_seconds: longest clip
+  // tern.trained.chunk_seconds: the piece length the model reads long audio best in,
+  // measured on held-out long clips (a model trained on long clips may still read them
+  // worse than short pieces); automatic pieces use it over 0.6 x max_audio_seconds.
+  std::optional<double> chunk_seconds;
 };
 
 struct ModelInfo {
@@ -297,9 +301,9 @@ struct LiveOptions {
   double pause_seconds = 0.5;
   double silence_db = -35;
   // The longest piece; one without a pause is cut at its quietest 400 ms in the second
-  // half. 0: the longest clip the model declares it was trained on
-  // (TrainedWith::max_audio_seconds), else 30 s; never more than the decoder's context holds
-  // with transcribe.decoding.max_tokens.
+  // half. 0: the piece length the model declares it reads best (TrainedWith::chunk_seconds),
+  // else the longest clip it declares it was trained on (max_audio_seconds), else 30 s; never
+  // more than the decoder's context holds with transcribe.decoding.max_tokens.
   double max_piece_seconds = 0;
   // Each piece RMS-normalized and clip-guarded as LoadAudio does a file (AudioOptions).
   bool normalize = true;

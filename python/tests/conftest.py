@@ -11,8 +11,11 @@ ROOT = os.environ.get("TERN_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 TERN = os.environ.get("TERN_BINARY") or os.path.join(ROOT, "build", "bin", "tern")
 MODEL = os.path.join(ROOT, "models", "tiny-en")
+# The single-request demo clips (NAME.wav with NAME.txt beside it; a dialogue has NAME.json).
 SAMPLES = sorted(os.path.join(ROOT, "samples", n)
-                 for n in os.listdir(os.path.join(ROOT, "samples")) if n.endswith(".wav"))
+                 for n in os.listdir(os.path.join(ROOT, "samples"))
+                 if n.endswith(".wav") and
+                 os.path.exists(os.path.join(ROOT, "samples", n[:-4] + ".txt")))
 
 
 def run_cli(*args, check=True):

@@ -232,7 +232,10 @@ Result<std::unique_ptr<LiveSession>> Session::StartLive(const LiveOptions& optio
   o.on_progress = nullptr;
   o.on_text = nullptr;
   const Model::Impl& m = impl_->m();
-  const std::optional<double> trained = m.info.trained.max_audio_seconds;
+  // A model that declares the piece length it reads best gets live pieces of that length.
+  const std::optional<double> trained = m.info.trained.chunk_seconds
+                                            ? m.info.trained.chunk_seconds
+                                            : m.info.trained.max_audio_seconds;
   const double seconds = options.max_piece_seconds > 0 ? options.max_piece_seconds
                          : trained ? std::max(2 * options.pause_seconds, *trained)
                                    : kLivePieceSeconds;

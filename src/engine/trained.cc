@@ -15,19 +15,23 @@ Result<std::optional<bool>> ReadBool(const gguf::File& f, const char* key) {
   return std::optional<bool>(v->u != 0);
 }
 
+Result<std::optional<double>> ReadSeconds(const gguf::File& f, const char* key) {
+  if (f.Find(key) == nullptr) return std::optional<double>();
+  TERN_ASSIGN_OR_RETURN(const double s, f.GetF64(key));
+  if (!(s > 0) || !std::isfinite(s))
+    return FormatError("%s: %s must be a positive number of seconds, got %g", f.path().c_str(), key,
+                       s);
+  return std::optional<double>(s);
+}
+
 }  // namespace
 
 Result<TrainedWith> ReadTrainedWith(const gguf::File& f) {
   TrainedWith t;
   TERN_ASSIGN_OR_RETURN(t.context, ReadBool(f, kTrainedContextKey));
   TERN_ASSIGN_OR_RETURN(t.json_format, ReadBool(f, kTrainedJsonFormatKey));
-  if (f.Find(kTrainedMaxAudioSecondsKey) != nullptr) {
-    TERN_ASSIGN_OR_RETURN(const double s, f.GetF64(kTrainedMaxAudioSecondsKey));
-    if (!(s > 0) || !std::isfinite(s))
-      return FormatError("%s: %s must be a positive number of seconds, got %g", f.path().c_str(),
-                         kTrainedMaxAudioSecondsKey, s);
-    t.max_audio_seconds = s;
-  }
+  TERN_ASSIGN_OR_RETURN(t.max_audio_seconds, ReadSeconds(f, kTrainedMaxAudioSecondsKey));
+  TERN_ASSIGN_OR_RETURN(t.chunk_seconds, ReadSeconds(f, kTrainedChunkSecondsKey));
   return t;
 }
 
@@ -38,28 +42,40 @@ double TrainedPieceSeconds(double longest) {
   return std::max(1.0, std::round(0.6 * longest));
 }
 
+std::optional<double> AutomaticPieceSeconds(const TrainedWith& trained) {
+  if (trained.chunk_seconds) return trained.chunk_seconds;
+  if (trained.max_audio_seconds) return TrainedPieceSeconds(*trained.max_audio_seconds);
+  return std::nullopt;
+}
+
 TranscribeOptions FitOptions(const ModelInfo& model, const TranscribeOptions& options) {
   TranscribeOptions o = options;
   if (model.trained.context == false) o.context.clear();
   // Automatic pieces (chunk_seconds 0) for a model that declares its longest training clip:
   // pieces it was trained to read, cut at pauses, instead of one prompt it garbles.
-  if (o.chunk_seconds == 0 && model.trained.max_audio_seconds)
-    o.chunk_seconds = TrainedPieceSeconds(*model.trained.max_audio_seconds);
+  if (o.chunk_seconds == 0) o.chunk_seconds = AutomaticPieceSeconds(model.trained).value_or(0);
   return o;
 }
 
 std::string LengthWarning(const ModelInfo& model, const TranscribeOptions& options,
                           double duration_s) {
-  if (!model.trained.max_audio_seconds) return {};
+  const std::optional<double> hint = AutomaticPieceSeconds(model.trained);
+  if (!hint || options.chunk_seconds <= *hint) return {};  // 0: FitOptions picks `hint`
+  char msg[320];
+  if (model.trained.chunk_seconds) {
+    if (duration_s <= *hint) return {};
+    std::snprintf(msg, sizeof msg,
+                  "the audio is %.1f s long, and this model reads pieces of at most %.1f s "
+                  "best: --chunk-seconds %.0f may transcribe it better",
+                  duration_s, *hint, *hint);
+    return msg;
+  }
   const double longest = *model.trained.max_audio_seconds;
   if (duration_s <= longest) return {};
-  const double hint = TrainedPieceSeconds(longest);
-  if (options.chunk_seconds <= hint) return {};  // 0: FitOptions picks `hint`
-  char msg[320];
   std::snprintf(msg, sizeof msg,
                 "the audio is %.1f s long, and this model was trained on clips of at most "
                 "%.1f s: --chunk-seconds %.0f may transcribe it better",
-                duration_s, longest, hint);
+                duration_s, longest, *hint);
   return msg;
 }
 

@@ -10,6 +10,7 @@ namespace tern::engine {
 inline constexpr const char* kTrainedContextKey = "tern.trained.context";
 inline constexpr const char* kTrainedJsonFormatKey = "tern.trained.json_format";
 inline constexpr const char* kTrainedMaxAudioSecondsKey = "tern.trained.max_audio_seconds";
+inline constexpr const char* kTrainedChunkSecondsKey = "tern.trained.chunk_seconds";
 
 // Absent keys stay unknown; a key of the wrong type (or a length that is not a positive
 // number) is a format error naming the file and the key.
@@ -18,13 +19,17 @@ Result<TrainedWith> ReadTrainedWith(const gguf::File& f);
 // The piece length, seconds, for a model whose longest training clip is `longest` seconds.
 double TrainedPieceSeconds(double longest);
 
+// The automatic piece length of a model: its declared chunk_seconds, else
+// TrainedPieceSeconds of its longest training clip; unset when it declares neither.
+std::optional<double> AutomaticPieceSeconds(const TrainedWith& trained);
+
 // The options as the model should run them: the context dropped when the model declares it
 // was not trained with one (OptionWarnings says so); automatic pieces (chunk_seconds 0) of
-// TrainedPieceSeconds when it declares its longest training clip.
+// AutomaticPieceSeconds when the model declares a length.
 TranscribeOptions FitOptions(const ModelInfo& model, const TranscribeOptions& options);
 
 // Per audio: a hint when the audio is longer than the longest clip the model was trained on
-// and a --chunk-seconds over TrainedPieceSeconds was asked; empty otherwise.
+// and a --chunk-seconds over AutomaticPieceSeconds was asked; empty otherwise.
 std::string LengthWarning(const ModelInfo& model, const TranscribeOptions& options,
                           double duration_s);
 

@@ -32,6 +32,8 @@ TEST(TrainedWith, AbsentKeysAreUnknown) {
   EXPECT_FALSE(t->context.has_value());
   EXPECT_FALSE(t->json_format.has_value());
   EXPECT_FALSE(t->max_audio_seconds.has_value());
+  EXPECT_FALSE(t->chunk_seconds.has_value());
+  EXPECT_FALSE(AutomaticPieceSeconds(*t).has_value());
   // Unknown: nothing warned, nothing dropped, whatever the options.
   ModelInfo info;
   info.trained = *t;
@@ -86,6 +88,32 @@ TEST(TrainedWith, DeclaredKeysDriveWarnings) {
   EXPECT_TRUE(OptionWarnings(info, o).empty());
 }
 
+TEST(TrainedWith, DeclaredChunkSecondsOverridesTheTrainingLength) {
+  // Trained on clips up to 40 s, measured best in 6 s pieces: the pieces are 6 s, not 24 s.
+  gguf::Writer w;
+  w.SetF32(kTrainedMaxAudioSecondsKey, 40.0f);
+  w.SetF32(kTrainedChunkSecondsKey, 6.0f);
+  Parsed p = Parse(w);
+  Result<TrainedWith> t = ReadTrainedWith(*p.file);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_DOUBLE_EQ(t->chunk_seconds.value(), 6.0);
+  EXPECT_DOUBLE_EQ(AutomaticPieceSeconds(*t).value(), 6.0);
+  ModelInfo info;
+  info.trained = *t;
+  TranscribeOptions o;
+  EXPECT_EQ(FitOptions(info, o).chunk_seconds, 6);
+  o.chunk_seconds = 20;  // asked: kept, with a hint once the audio is longer than a piece
+  EXPECT_EQ(FitOptions(info, o).chunk_seconds, 20);
+  EXPECT_EQ(LengthWarning(info, o, 5.0), "");
+  EXPECT_NE(LengthWarning(info, o, 30.0).find("--chunk-seconds 6"), std::string::npos);
+  o.chunk_seconds = 6;
+  EXPECT_EQ(LengthWarning(info, o, 30.0), "");
+  // Declared alone (no training length) it still sets the pieces.
+  info.trained.max_audio_seconds.reset();
+  o.chunk_seconds = 0;
+  EXPECT_EQ(FitOptions(info, o).chunk_seconds, 6);
+}
+
 TEST(TrainedWith, MistypedKeysAreFormatErrors) {
   {
     gguf::Writer w;
@@ -98,13 +126,15 @@ TEST(TrainedWith, MistypedKeysAreFormatErrors) {
               std::string::npos)
         << t.status().message();
   }
-  for (float bad : {0.0f, -1.0f}) {
-    gguf::Writer w;
-    w.SetF32(kTrainedMaxAudioSecondsKey, bad);
-    Parsed p = Parse(w);
-    Result<TrainedWith> t = ReadTrainedWith(*p.file);
-    ASSERT_FALSE(t.ok());
-    EXPECT_NE(t.status().message().find("tern.trained.max_audio_seconds"), std::string::npos);
+  for (const char* key : {kTrainedMaxAudioSecondsKey, kTrainedChunkSecondsKey}) {
+    for (float bad : {0.0f, -1.0f}) {
+      gguf::Writer w;
+      w.SetF32(key, bad);
+      Parsed p = Parse(w);
+      Result<TrainedWith> t = ReadTrainedWith(*p.file);
+      ASSERT_FALSE(t.ok());
+      EXPECT_NE(t.status().message().find(key), std::string::npos) << t.status().message();
+    }
   }
   gguf::Writer w;
   w.SetString(kTrainedMaxAudioSecondsKey, "6.5");

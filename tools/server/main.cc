@@ -123,7 +123,8 @@ tern::Status Serve(Flags& f) {
   if (f.config.model_name.empty()) f.config.model_name = model->info().name;
   if (f.config.model_name.empty()) f.config.model_name = "vibeasr";
   f.config.private_paths = {model->info().lm_path, model->info().vae_path, f.model.model_dir};
-  if (model->info().trained.max_audio_seconds) f.config.chunking_seconds = 0;
+  const tern::TrainedWith& trained = model->info().trained;
+  if (trained.max_audio_seconds || trained.chunk_seconds) f.config.chunking_seconds = 0;
   // Default threads: the machine's cores shared among the sessions.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = f.threads > 0 ? f.threads : std::max(1, cores / f.sessions);
