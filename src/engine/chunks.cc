@@ -56,6 +56,21 @@ std::vector<std::pair<int64_t, int64_t>> PlanChunks(const float* x, int64_t n, i
   return out;
 }
 
+int64_t LeadInStart(const float* x, int64_t n, int64_t lead) {
+  std::vector<double> energy;
+  for (int64_t i = 0; i + kHop <= n; i += kHop) {
+    double e = 0;
+    for (int64_t j = i; j < i + kHop; ++j) e += static_cast<double>(x[j]) * x[j];
+    energy.push_back(e);
+  }
+  const double loudest = energy.empty() ? 0 : *std::max_element(energy.begin(), energy.end());
+  if (loudest <= 0) return 0;
+  const double floor = loudest * 3.1622776601683795e-4;  // -35 dB
+  size_t first = 0;
+  while (energy[first] < floor) ++first;
+  return std::max<int64_t>(0, static_cast<int64_t>(first) * kHop - lead);
+}
+
 std::string PieceLabel(double t0, double t1) {
   char label[64];
   std::snprintf(label, sizeof label, "[%.2f-%.2f s]", t0, t1);

@@ -21,6 +21,14 @@ namespace tern::engine {
 // earliest window.
 std::vector<std::pair<int64_t, int64_t>> PlanChunks(const float* x, int64_t n, int64_t max_len);
 
+// Where a piece that begins inside a pause should start: `lead` samples before its first
+// 10 ms frame within 35 dB of its loudest one (0 if that is nearer the start than `lead`, or
+// the span is digital silence). Models place their segment times as if speech began about
+// where it does in the clips they were trained on, a fraction of a second in; a piece cut in
+// the middle of a pause starts up to half of it earlier, and every time in it comes out early
+// by that much.
+int64_t LeadInStart(const float* x, int64_t n, int64_t lead);
+
 // "[t0-t1 s]" with two decimals: how errors and warnings name a piece.
 std::string PieceLabel(double t0, double t1);
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -66,6 +67,23 @@ TEST(PlanChunks, CutsFallInTheQuietGap) {
   EXPECT_GT(p[0].second, gap);
   EXPECT_LT(p[0].second, gap + len);
   EXPECT_EQ(PlanChunks(x.data(), n, 10 * 24000), p);  // deterministic
+}
+
+// A piece cut in a pause starts `lead` samples before its first frame within 35 dB of its
+// loudest: 1 s of silence, then faint breath 40 dB down (not speech), then a tone.
+TEST(LeadInStart, StartsShortlyBeforeTheSpeech) {
+  std::vector<float> x(24000, 0.0f);
+  for (int i = 0; i < 2400; ++i) x.push_back(0.005f * ((i % 2) ? 1.0f : -1.0f));
+  const size_t onset = x.size();  // 26400: a multiple of the 240-sample frames
+  for (int i = 0; i < 48000; ++i) x.push_back(0.5f * static_cast<float>(std::sin(0.07 * i)));
+  const int64_t n = static_cast<int64_t>(x.size());
+  EXPECT_EQ(LeadInStart(x.data(), n, 6000), static_cast<int64_t>(onset) - 6000);
+  EXPECT_EQ(LeadInStart(x.data(), n, 0), static_cast<int64_t>(onset));
+  // Speech nearer the start than the lead-in, or none at all: the piece stays as it is.
+  EXPECT_EQ(LeadInStart(x.data() + 24000, n - 24000, 6000), 0);
+  const std::vector<float> silence(48000, 0.0f);
+  EXPECT_EQ(LeadInStart(silence.data(), 48000, 6000), 0);
+  EXPECT_EQ(LeadInStart(x.data(), 100, 6000), 0);  // shorter than one frame
 }
 
 TEST(AppendPiece, MergesTextIdsSegmentsAndStops) {

@@ -34,7 +34,9 @@ using PieceTranscriber = std::function<Result<Transcript>(
 
 // Audio longer than max_len samples: one prompt per piece (PlanChunks), in order, merged
 // into one transcript with the pieces' times shifted to the whole audio (AppendPiece).
-// Progress is reported over the whole. Speaker numbers restart in every piece.
+// Progress is reported over the whole. Speaker numbers restart in every piece. A piece after
+// a cut starts LeadInStart into its span (the silence before it is not transcribed), so
+// Transcript::pieces may leave gaps between pieces.
 Result<Transcript> TranscribeInPieces(const Audio& audio, int64_t max_len,
                                       const TranscribeOptions& options,
                                       const PieceTranscriber& transcribe);
