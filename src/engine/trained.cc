@@ -51,8 +51,9 @@ std::optional<double> AutomaticPieceSeconds(const TrainedWith& trained) {
 TranscribeOptions FitOptions(const ModelInfo& model, const TranscribeOptions& options) {
   TranscribeOptions o = options;
   if (model.trained.context == false) o.context.clear();
-  // Automatic pieces (chunk_seconds 0) for a model that declares its longest training clip:
-  // pieces it was trained to read, cut at pauses, instead of one prompt it garbles.
+  // Automatic pieces (chunk_seconds 0) for a model that declares its piece length or its
+  // longest training clip: pieces it reads well, cut at pauses, instead of one prompt it
+  // garbles.
   if (o.chunk_seconds == 0) o.chunk_seconds = AutomaticPieceSeconds(model.trained).value_or(0);
   return o;
 }

@@ -28,8 +28,9 @@ std::optional<double> AutomaticPieceSeconds(const TrainedWith& trained);
 // AutomaticPieceSeconds when the model declares a length.
 TranscribeOptions FitOptions(const ModelInfo& model, const TranscribeOptions& options);
 
-// Per audio: a hint when the audio is longer than the longest clip the model was trained on
-// and a --chunk-seconds over AutomaticPieceSeconds was asked; empty otherwise.
+// Per audio: a hint when a --chunk-seconds over AutomaticPieceSeconds was asked for audio
+// longer than the model's declared pieces (or, without those, its longest training clip);
+// empty otherwise.
 std::string LengthWarning(const ModelInfo& model, const TranscribeOptions& options,
                           double duration_s);
 
