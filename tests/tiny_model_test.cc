@@ -265,11 +265,12 @@ TEST(TinyModel, HeldOutWordErrorRate) {
 // holds the demo to that, and fails if a kernel, the decoder or a new model changes them.
 // A clip with NAME.txt beside it is a plain transcript; one with NAME.json a dialogue the
 // demo shows as JSON segments ([[start, end, speaker, text], ...]). No held-out dialogue
-// comes out entirely right with this model (it tells no voices apart: each 6 s piece says
-// "Speaker 0"), so the demo shows one as the model gets it and says so; this holds it to the
-// words (at most 3 of the 37 wrong, as now) and to one segment per utterance with every start
-// and end within 1 s (now 0.56 s at most). The held-out set's figures are gated in
-// heldout_mix_test.cc. A model that declares the JSON prompt must show one.
+// comes out entirely right with this model, so the demo shows one as the model gets it and
+// says so; this holds it to the words (at most 3 of the 37 wrong, as now), to one segment per
+// utterance with every start and end within 1 s (now 0.56 s at most), and to its speakers
+// (the engine's, by voice: segments share a speaker number exactly when the reference's
+// do). The held-out set's figures are gated in heldout_mix_test.cc. A model that declares
+// the JSON prompt must show one.
 TEST(TinyModel, DemoSamplesComeOutRight) {
   auto model = LoadTiny();
   ASSERT_TRUE(model);
@@ -308,6 +309,12 @@ TEST(TinyModel, DemoSamplesComeOutRight) {
       EXPECT_EQ(hyp.size(), ref.size()) << wav << ": \"" << tr->text << "\"";
       const scoring::DialogueScore d = scoring::ScoreDialogue(ref, hyp);
       for (double e : d.boundary_errors) EXPECT_LE(e, 1.0) << wav << ": \"" << tr->text << "\"";
+      for (size_t i = 0; i < hyp.size() && hyp.size() == ref.size(); ++i) {
+        for (size_t j = 0; j < i; ++j) {
+          EXPECT_EQ(hyp[i].speaker == hyp[j].speaker, ref[i].speaker == ref[j].speaker)
+              << wav << ": segments " << j << " and " << i << " (\"" << tr->text << "\")";
+        }
+      }
       ++dialogues;
       continue;
     }

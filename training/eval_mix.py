@@ -114,6 +114,25 @@ def speaker_words(segs, key_text, key_spk):
     return words, spk
 
 
+def best_renaming(pairs):
+    """pairs: (reference speaker, hypothesis speaker) per word -> the most words right under
+    a one-to-one renaming of hypothesis speakers (unrenamed ones count as wrong). Tries every
+    choice of one hypothesis speaker (or none) per reference speaker: few reference
+    speakers, however many hypothesis ones."""
+    count = {}
+    for r, h in pairs:
+        count[(r, h)] = count.get((r, h), 0) + 1
+    ref_ids = sorted({r for r, _ in pairs})
+    hyp_ids = sorted({h for _, h in pairs})
+    best = 0
+    for pick in itertools.product([None] + hyp_ids, repeat=len(ref_ids)):
+        used = [h for h in pick if h is not None]
+        if len(used) != len(set(used)):
+            continue
+        best = max(best, sum(count.get((r, h), 0) for r, h in zip(ref_ids, pick)))
+    return best
+
+
 def dialog_scores(meta, results):
     right = total = 0
     errs, parsed = [], 0
@@ -134,13 +153,7 @@ def dialog_scores(meta, results):
             hyp_w += w
             hyp_s += [s.get("speaker", -1)] * len(w)
         pairs = align_pairs(ref_w, hyp_w)
-        hyp_ids = sorted(set(hyp_s))
-        ref_ids = sorted(set(ref_s))
-        best = 0
-        for perm in itertools.permutations(ref_ids + [-9] * len(hyp_ids), len(hyp_ids)):
-            mp = dict(zip(hyp_ids, perm))
-            best = max(best, sum(mp[hyp_s[j]] == ref_s[i] for i, j in pairs))
-        right += best
+        right += best_renaming([(ref_s[i], hyp_s[j]) for i, j in pairs])
         for s in mt["segs"]:
             ov = [(min(s[1], h["end"]) - max(s[0], h["start"]), h) for h in res["segments"]]
             ov = [o for o in ov if o[0] > 0]

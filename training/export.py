@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 import common
+import voices
 import gguf_io as G
 import model as M
 
@@ -261,6 +262,9 @@ def main():
     ap.add_argument("--chunk-seconds", type=float, default=0.0,
                     help="declare tern.trained.chunk_seconds: the piece length the model reads "
                          "long audio best in, measured (0: not declared)")
+    ap.add_argument("--voices", default="",
+                    help="declare the tern.voices.* keys from this voices.py fit (.npz): the "
+                         "engine then labels speakers by voice")
     a = ap.parse_args()
     tok, m = load(a.ckpt)
     os.makedirs(a.out, exist_ok=True)
@@ -268,8 +272,10 @@ def main():
         shutil.copyfile(os.path.join(a.vae_from, VAE_NAME), os.path.join(a.out, VAE_NAME))
     else:
         G.write(os.path.join(a.out, VAE_NAME), vae_kvs(m), vae_tensors(m))
-    G.write(os.path.join(a.out, LM_NAME), lm_kvs(m, tok) + trained_kvs(a.split, a.chunk_seconds),
-            lm_tensors(m))
+    kvs = lm_kvs(m, tok) + trained_kvs(a.split, a.chunk_seconds)
+    if a.voices:
+        kvs += voices.kvs(a.voices)
+    G.write(os.path.join(a.out, LM_NAME), kvs, lm_tensors(m))
     validate(a.out, m, tok, check_vae=not a.vae_from)
 
 

@@ -104,6 +104,7 @@ Result<std::shared_ptr<const Model>> Model::Load(const ModelOptions& options) {
   info.head = head == HeadPrecision::kInt8 ? "int8" : "f16";
   info.isa = kernels::IsaName(isa);
   TERN_ASSIGN_OR_RETURN(info.trained, engine::ReadTrainedWith(*impl->lm_file));
+  TERN_ASSIGN_OR_RETURN(impl->voices, engine::ReadVoiceProjection(*impl->lm_file));
   info.load_ms = timer.ElapsedMs();
   return std::shared_ptr<const Model>(new Model(std::move(impl)));
 }

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "engine/speakers.h"
 #include "gguf/gguf.h"
 #include "models/vibeasr/decoder.h"
 #include "models/vibeasr/encoder.h"
@@ -21,6 +23,8 @@ struct Model::Impl {
   std::unique_ptr<vibeasr::Decoder> decoder;
   std::unique_ptr<text::Tokenizer> tokenizer;
   text::SpecialTokens special;
+  // Declared by a model that does not tell voices apart: the engine labels speakers itself.
+  std::optional<engine::VoiceProjection> voices;
 };
 
 }  // namespace tern

@@ -174,6 +174,10 @@ Result<Transcript> Session::Impl::Transcribe(const Audio& audio, const Transcrib
   const TranscribeOptions options = engine::FitOptions(info, asked);
   Result<Transcript> t = TranscribeFitted(audio, options);
   if (!t.ok()) return t;
+  if (m().voices) {
+    const std::string w = engine::LabelSpeakersByVoice(*m().voices, audio, &*t);
+    if (!w.empty()) warnings.push_back(w);
+  }
   // A context the model cannot use may leave it speechless (the published model's training
   // with context is not declared): never an empty transcript without a word why.
   if (!options.context.empty() && engine::TrimText(t->text).empty()) {
