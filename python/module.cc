@@ -293,6 +293,8 @@ void ApplyOptions(const py::dict& o, tern::AudioOptions& a, tern::TranscribeOpti
       t.context = v.cast<std::string>();
     else if (key == "chunk_seconds")
       t.chunk_seconds = v.cast<double>();
+    else if (key == "snap_seconds")
+      t.snap_seconds = v.cast<double>();
     else if (key == "temperature")
       d.temperature = v.cast<float>();
     else if (key == "top_k")

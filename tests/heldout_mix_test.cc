@@ -37,7 +37,7 @@ constexpr double kMaxWerMonologues = 0.15;               // (10.9% of 184 words,
 constexpr double kMinNoiseEmpty = 0.83;                  // (6 of 6 clips)
 constexpr double kMaxWerDialogues = 0.48;                // (41.6% of 101 words)
 constexpr double kMinSpeakerAttribution = 0.85;          // (95.0% of 101 words, by voice)
-constexpr double kMinBoundariesWithinHalfSecond = 0.50;  // (64.3% of 28 starts and ends)
+constexpr double kMinBoundariesWithinHalfSecond = 0.85;  // (100% of 28 starts and ends)
 constexpr double kMaxWerWithContext = 0.48;              // (38.1% of 42 words; 35.7% without)
 
 struct Clip {

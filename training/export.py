@@ -180,7 +180,7 @@ def lm_kvs(m, tok):
     ]
 
 
-def trained_kvs(split="train", chunk_seconds=0.0):
+def trained_kvs(split="train", chunk_seconds=0.0, snap_seconds=0.0):
     """What the model was trained with (docs/formats-tern-keys.md), read from its training
     split: whether any clip had a context line or asked for the JSON answer, and the
     longest clip in seconds. (train_decoder.py's split: the decoder is what answers.)
@@ -195,6 +195,8 @@ def trained_kvs(split="train", chunk_seconds=0.0):
     ]
     if chunk_seconds > 0:
         kvs.append(("tern.trained.chunk_seconds", G.V_F32, chunk_seconds))
+    if snap_seconds > 0:
+        kvs.append(("tern.trained.snap_seconds", G.V_F32, snap_seconds))
     return kvs
 
 
@@ -262,6 +264,9 @@ def main():
     ap.add_argument("--chunk-seconds", type=float, default=0.0,
                     help="declare tern.trained.chunk_seconds: the piece length the model reads "
                          "long audio best in, measured (0: not declared)")
+    ap.add_argument("--snap-seconds", type=float, default=0.0,
+                    help="declare tern.trained.snap_seconds: how far the model's segment times "
+                         "may be from the speech's edges, measured (0: not declared)")
     ap.add_argument("--voices", default="",
                     help="declare the tern.voices.* keys from this voices.py fit (.npz): the "
                          "engine then labels speakers by voice")
@@ -272,7 +277,7 @@ def main():
         shutil.copyfile(os.path.join(a.vae_from, VAE_NAME), os.path.join(a.out, VAE_NAME))
     else:
         G.write(os.path.join(a.out, VAE_NAME), vae_kvs(m), vae_tensors(m))
-    kvs = lm_kvs(m, tok) + trained_kvs(a.split, a.chunk_seconds)
+    kvs = lm_kvs(m, tok) + trained_kvs(a.split, a.chunk_seconds, a.snap_seconds)
     if a.voices:
         kvs += voices.kvs(a.voices)
     G.write(os.path.join(a.out, LM_NAME), kvs, lm_tensors(m))

@@ -58,6 +58,9 @@ struct TrainedWith {
   // measured on held-out long clips (a model trained on long clips may still read them
   // worse than short pieces); automatic pieces use it over 0.6 x max_audio_seconds.
   std::optional<double> chunk_seconds;
+  // tern.trained.snap_seconds: how far the model's segment times may be from the speech they
+  // cover; the engine moves them to the nearest edges of speech within it (snap_times.h).
+  std::optional<double> snap_seconds;
 };
 
 struct ModelInfo {
@@ -138,6 +141,10 @@ struct TranscribeOptions {
   // limit). > 0: also at most this many seconds per piece (bounds memory; at least 1 s).
   // Each piece is transcribed on its own: speaker numbers restart in every piece.
   double chunk_seconds = 0;
+  // JSON segments' times: > 0 moves each start (end) to the nearest onset (offset) of speech
+  // within this many seconds (engine/snap_times.h); 0 keeps the model's times; -1 (the
+  // default) uses what the model declares (TrainedWith::snap_seconds), else 0.
+  double snap_seconds = -1;
   // Audio whose loudest 25 ms frame (measured every 5 ms, on the source's level:
   // Audio::samples / Audio::gain) is quieter than this many dBFS holds no speech: the
   // transcript is empty, with stop_reason "no_speech" and a warning, and the model does not

@@ -57,6 +57,7 @@ OPTIONS = {
     "beam": "beam search width, 1 = off (--beam)",
     "max_tokens": "maximum generated tokens (--max-tokens)",
     "chunk_seconds": "long audio: pieces of at most this many seconds (--chunk-seconds)",
+    "snap_seconds": "JSON segments: move times to speech edges within this (--snap-seconds)",
     "repetition_guard": "stop on a looping output (default True; --no-repetition-guard)",
     "repetition_max_repeats": "n-gram repeats that count as a loop",
     "hotwords": "words to favour: a list or 'w1, w2' (--hotwords)",

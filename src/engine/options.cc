@@ -76,6 +76,9 @@ Status TranscribeOptions::Validate() const {
   if (!(chunk_seconds == 0 || (chunk_seconds >= 1 && chunk_seconds <= 1e6)))
     return InvalidArgumentError("chunk seconds must be 0 (automatic) or in [1, 1e6], got %g",
                                 chunk_seconds);
+  if (!(snap_seconds == -1 || (snap_seconds >= 0 && snap_seconds <= 60)))
+    return InvalidArgumentError(
+        "snap seconds must be -1 (the model's), 0 (off) or up to 60, got %g", snap_seconds);
   if (!(no_speech_floor_dbfs >= -150.0 && no_speech_floor_dbfs <= 0.0))
     return InvalidArgumentError("no-speech floor must be in [-150, 0] dBFS, got %g",
                                 no_speech_floor_dbfs);

@@ -18,6 +18,7 @@
 #include "engine/prefill.h"
 #include "engine/prompt.h"
 #include "engine/segments.h"
+#include "engine/snap_times.h"
 #include "engine/text_stream.h"
 #include "engine/trained.h"
 #include "runtime/thread_pool.h"
@@ -178,6 +179,9 @@ Result<Transcript> Session::Impl::Transcribe(const Audio& audio, const Transcrib
     const std::string w = engine::LabelSpeakersByVoice(*m().voices, audio, &*t);
     if (!w.empty()) warnings.push_back(w);
   }
+  // After the voices: read over the model's spans they attributed slightly more words on
+  // 200 training dialogues (80.1% vs 79.5% over the snapped spans).
+  engine::SnapToSpeechEdges(audio, options.snap_seconds, &*t);
   // A context the model cannot use may leave it speechless (the published model's training
   // with context is not declared): never an empty transcript without a word why.
   if (!options.context.empty() && engine::TrimText(t->text).empty()) {

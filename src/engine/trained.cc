@@ -32,6 +32,7 @@ Result<TrainedWith> ReadTrainedWith(const gguf::File& f) {
   TERN_ASSIGN_OR_RETURN(t.json_format, ReadBool(f, kTrainedJsonFormatKey));
   TERN_ASSIGN_OR_RETURN(t.max_audio_seconds, ReadSeconds(f, kTrainedMaxAudioSecondsKey));
   TERN_ASSIGN_OR_RETURN(t.chunk_seconds, ReadSeconds(f, kTrainedChunkSecondsKey));
+  TERN_ASSIGN_OR_RETURN(t.snap_seconds, ReadSeconds(f, kTrainedSnapSecondsKey));
   return t;
 }
 
@@ -55,6 +56,7 @@ TranscribeOptions FitOptions(const ModelInfo& model, const TranscribeOptions& op
   // longest training clip: pieces it reads well, cut at pauses, instead of one prompt it
   // garbles.
   if (o.chunk_seconds == 0) o.chunk_seconds = AutomaticPieceSeconds(model.trained).value_or(0);
+  if (o.snap_seconds < 0) o.snap_seconds = model.trained.snap_seconds.value_or(0);
   return o;
 }
 

@@ -11,6 +11,7 @@ inline constexpr const char* kTrainedContextKey = "tern.trained.context";
 inline constexpr const char* kTrainedJsonFormatKey = "tern.trained.json_format";
 inline constexpr const char* kTrainedMaxAudioSecondsKey = "tern.trained.max_audio_seconds";
 inline constexpr const char* kTrainedChunkSecondsKey = "tern.trained.chunk_seconds";
+inline constexpr const char* kTrainedSnapSecondsKey = "tern.trained.snap_seconds";
 
 // Absent keys stay unknown; a key of the wrong type (or a length that is not a positive
 // number) is a format error naming the file and the key.
@@ -25,7 +26,8 @@ std::optional<double> AutomaticPieceSeconds(const TrainedWith& trained);
 
 // The options as the model should run them: the context dropped when the model declares it
 // was not trained with one (OptionWarnings says so); automatic pieces (chunk_seconds 0) of
-// AutomaticPieceSeconds when the model declares a length.
+// AutomaticPieceSeconds when the model declares a length; snap_seconds -1 replaced by the
+// model's declared snap_seconds (0 when it declares none).
 TranscribeOptions FitOptions(const ModelInfo& model, const TranscribeOptions& options);
 
 // Per audio: a hint when a --chunk-seconds over AutomaticPieceSeconds was asked for audio

@@ -114,6 +114,36 @@ TEST(TrainedWith, DeclaredChunkSecondsOverridesTheTrainingLength) {
   EXPECT_EQ(FitOptions(info, o).chunk_seconds, 6);
 }
 
+TEST(TrainedWith, DeclaredSnapSecondsIsTheDefaultWindow) {
+  gguf::Writer w;
+  w.SetF32(kTrainedSnapSecondsKey, 2.5f);
+  Parsed p = Parse(w);
+  Result<TrainedWith> t = ReadTrainedWith(*p.file);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_DOUBLE_EQ(t->snap_seconds.value(), 2.5);
+  ModelInfo info;
+  info.trained = *t;
+  TranscribeOptions o;  // -1: the model's
+  EXPECT_EQ(FitOptions(info, o).snap_seconds, 2.5);
+  o.snap_seconds = 0;  // asked off: kept
+  EXPECT_EQ(FitOptions(info, o).snap_seconds, 0);
+  o.snap_seconds = 1;
+  EXPECT_EQ(FitOptions(info, o).snap_seconds, 1);
+  o.snap_seconds = -1;  // a model that declares none: off
+  EXPECT_EQ(FitOptions(ModelInfo(), o).snap_seconds, 0);
+  o.snap_seconds = -2;
+  EXPECT_FALSE(o.Validate().ok());
+  o.snap_seconds = 61;
+  EXPECT_FALSE(o.Validate().ok());
+  // Not a positive number of seconds: refused, naming the key.
+  gguf::Writer bad;
+  bad.SetF32(kTrainedSnapSecondsKey, -1.0f);
+  Parsed q = Parse(bad);
+  Result<TrainedWith> r = ReadTrainedWith(*q.file);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(kTrainedSnapSecondsKey), std::string::npos);
+}
+
 TEST(TrainedWith, MistypedKeysAreFormatErrors) {
   {
     gguf::Writer w;

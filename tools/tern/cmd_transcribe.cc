@@ -338,6 +338,10 @@ int CmdTranscribe(int argc, char** argv) {
                  "long audio: pieces of at most this many seconds (0: only when the context or 4 "
                  "GB of encoder memory needs them)")
       ->capture_default_str();
+  app.add_option("--snap-seconds", f.transcribe.snap_seconds,
+                 "JSON segments: move each start and end to the nearest edge of speech within "
+                 "this many seconds (0: the model's times; -1: what the model declares)")
+      ->capture_default_str();
   app.add_option("--no-speech-floor", f.transcribe.no_speech_floor_dbfs,
                  "dBFS: audio whose loudest 25 ms is quieter gives an empty transcript and a "
                  "warning (-150: off)")
