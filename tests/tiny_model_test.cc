@@ -209,9 +209,11 @@ TEST(TinyModel, TokenLogProbsMatchPyTorchLogits) {
 // Held-out accuracy gate on these 32 clips (the bundled model's scores: training/README.md,
 // "Bundled model"). Each gate sits a few words above what the model scores with this engine:
 // room for near-tie flips between float paths, far below a model that ignores the audio.
-// Decoding is greedy and thread-count independent, so the score is reproducible.
-constexpr double kMaxWerSeenVoices = 0.21;
-constexpr double kMaxWerHeldoutVoice = 0.18;
+// Decoding uses the beam width the model declares (4; deterministic) and is thread-count
+// independent, so the score is reproducible: 11.5% seen voices, 5.0% the held-out voice
+// (greedy: 14.6% / 10.9%).
+constexpr double kMaxWerSeenVoices = 0.16;
+constexpr double kMaxWerHeldoutVoice = 0.10;
 
 TEST(TinyModel, HeldOutWordErrorRate) {
   auto model = LoadTiny();
@@ -367,6 +369,7 @@ TEST(TinyModel, HotwordsFavourTheWordsTheyName) {
           std::pair{&other, content_words(clips[(i + 1) % clips.size()].second)}}) {
       TranscribeOptions opt;
       opt.decoding.max_tokens = 96;
+      opt.decoding.beam = 1;  // the gates were measured greedy
       opt.decoding.hotwords = hints;
       Result<Transcript> tr = session.Transcribe(*audio, opt);
       ASSERT_TRUE(tr.ok()) << tr.status().ToString();
@@ -601,13 +604,14 @@ TEST(TinyModel, StreamedTextJoinsToTheTranscript) {
 }
 
 // tern transcribe --stream prints what the txt writer prints, file after file, and refuses
-// destinations other than stdout's plain text (a usage error, exit 2).
+// destinations other than stdout's plain text (a usage error, exit 2). Streaming decodes
+// greedily (a beam's text would come at the end): it equals the run with --beam 1.
 TEST(TinyModel, StreamFromTheCommandLine) {
   const std::string tern = std::string(TERN_BINARY) + " transcribe --model " +
                            std::string(TERN_SOURCE_DIR) + "/models/tiny-en -t 1 -q " + kDataDir +
                            "/008.wav " + kDataDir + "/003.wav";
   std::string plain, streamed, err;
-  ASSERT_EQ(RunCommand(tern, &plain), 0) << plain;
+  ASSERT_EQ(RunCommand(tern + " --beam 1", &plain), 0) << plain;
   ASSERT_EQ(RunCommand(tern + " --stream", &streamed), 0) << streamed;
   EXPECT_EQ(streamed, plain);
   EXPECT_EQ(std::count(plain.begin(), plain.end(), '\n'), 4) << plain;  // a header line each
@@ -708,8 +712,10 @@ TEST(TinyModel, LongAudioGoesInPiecesCutInThePauses) {
               100 * plain_wer, plain->text.c_str());
   // The model declares 6 s pieces (best on held-out monologues of 2-5 s sentences): here
   // they hold two of these 2-2.5 s requests with 0.3 s between them, and it drops or merges
-  // words of one (41.6% with this engine). The gate is that figure with a few words' room.
-  EXPECT_LE(plain_wer, 0.50);
+  // words of one (49.4% with this engine and the model's beam of 4; 41.6% greedy, while on
+  // the held-out monologues the beam does better, 13.3% vs 17.1%). The gate is that figure
+  // with a few words' room.
+  EXPECT_LE(plain_wer, 0.56);
 }
 
 }  // namespace

@@ -180,12 +180,14 @@ def lm_kvs(m, tok):
     ]
 
 
-def trained_kvs(split="train", chunk_seconds=0.0, snap_seconds=0.0):
+def trained_kvs(split="train", chunk_seconds=0.0, snap_seconds=0.0, beam=0):
     """What the model was trained with (docs/formats-tern-keys.md), read from its training
     split: whether any clip had a context line or asked for the JSON answer, and the
     longest clip in seconds. (train_decoder.py's split: the decoder is what answers.)
     `chunk_seconds` > 0 adds the piece length the model was measured to read long audio
-    best in (eval_mix.py's multi set at several --chunk-seconds)."""
+    best in (eval_mix.py's multi set at several --chunk-seconds); `snap_seconds` > 0 how far
+    its segment times may be from the speech's edges; `beam` > 0 the beam width it reads
+    best with (each measured through the engine)."""
     _, meta = common.read_split(split)
     longest = max(mt["length"] for mt in meta) / common.SR
     kvs = [
@@ -197,6 +199,8 @@ def trained_kvs(split="train", chunk_seconds=0.0, snap_seconds=0.0):
         kvs.append(("tern.trained.chunk_seconds", G.V_F32, chunk_seconds))
     if snap_seconds > 0:
         kvs.append(("tern.trained.snap_seconds", G.V_F32, snap_seconds))
+    if beam > 0:
+        kvs.append(("tern.trained.beam", G.V_U32, beam))
     return kvs
 
 
@@ -267,6 +271,9 @@ def main():
     ap.add_argument("--snap-seconds", type=float, default=0.0,
                     help="declare tern.trained.snap_seconds: how far the model's segment times "
                          "may be from the speech's edges, measured (0: not declared)")
+    ap.add_argument("--beam", type=int, default=0,
+                    help="declare tern.trained.beam: the beam width the model reads best with, "
+                         "measured (0: not declared)")
     ap.add_argument("--voices", default="",
                     help="declare the tern.voices.* keys from this voices.py fit (.npz): the "
                          "engine then labels speakers by voice")
@@ -277,7 +284,7 @@ def main():
         shutil.copyfile(os.path.join(a.vae_from, VAE_NAME), os.path.join(a.out, VAE_NAME))
     else:
         G.write(os.path.join(a.out, VAE_NAME), vae_kvs(m), vae_tensors(m))
-    kvs = lm_kvs(m, tok) + trained_kvs(a.split, a.chunk_seconds, a.snap_seconds)
+    kvs = lm_kvs(m, tok) + trained_kvs(a.split, a.chunk_seconds, a.snap_seconds, a.beam)
     if a.voices:
         kvs += voices.kvs(a.voices)
     G.write(os.path.join(a.out, LM_NAME), kvs, lm_tensors(m))

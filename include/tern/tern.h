@@ -61,6 +61,9 @@ struct TrainedWith {
   // tern.trained.snap_seconds: how far the model's segment times may be from the speech they
   // cover; the engine moves them to the nearest edges of speech within it (snap_times.h).
   std::optional<double> snap_seconds;
+  // tern.trained.beam: the beam width the model was measured to read best with; the default
+  // when a caller leaves DecodingOptions::beam at 0 and does not sample.
+  std::optional<int> beam;
 };
 
 struct ModelInfo {
@@ -108,7 +111,10 @@ struct DecodingOptions {
   int top_k = 0;       // 0: no top-k cut
   float top_p = 1.0f;  // 1: no nucleus cut
   uint64_t seed = 42;
-  int beam = 1;           // > 1: beam search with this width (deterministic)
+  // > 1: beam search with this width (deterministic); 1: greedy or sampled; 0 (the default):
+  // the width the model declares (TrainedWith::beam) when decoding greedily with no on_text
+  // (beam search sends its text whole at the end), else 1.
+  int beam = 0;
   int max_tokens = 1024;  // generated tokens, including the model's own header
   // Stop (with a warning) when the tail repeats an n-gram this many times in a row.
   bool repetition_guard = true;

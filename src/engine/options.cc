@@ -27,7 +27,8 @@ Status DecodingOptions::Validate() const {
   if (top_k < 0) return InvalidArgumentError("top-k must be >= 0, got %d", top_k);
   if (!(top_p > 0.0f && top_p <= 1.0f))
     return InvalidArgumentError("top-p must be in (0, 1], got %g", top_p);
-  if (beam < 1 || beam > 16) return InvalidArgumentError("beam must be in [1, 16], got %d", beam);
+  if (beam < 0 || beam > 16)
+    return InvalidArgumentError("beam must be in [1, 16] (0: the model's), got %d", beam);
   if (beam > 1 && temperature > 0.0f)
     return InvalidArgumentError("beam search is deterministic: use --beam with temperature 0");
   if (max_tokens < 1 || max_tokens > 1 << 20)

@@ -33,6 +33,14 @@ Result<TrainedWith> ReadTrainedWith(const gguf::File& f) {
   TERN_ASSIGN_OR_RETURN(t.max_audio_seconds, ReadSeconds(f, kTrainedMaxAudioSecondsKey));
   TERN_ASSIGN_OR_RETURN(t.chunk_seconds, ReadSeconds(f, kTrainedChunkSecondsKey));
   TERN_ASSIGN_OR_RETURN(t.snap_seconds, ReadSeconds(f, kTrainedSnapSecondsKey));
+  if (f.Find(kTrainedBeamKey) != nullptr) {
+    TERN_ASSIGN_OR_RETURN(const uint64_t beam, f.GetU64(kTrainedBeamKey));
+    if (beam < 1 || beam > 16) {
+      return FormatError("%s: %s must be a beam width in [1, 16], got %llu", f.path().c_str(),
+                         kTrainedBeamKey, static_cast<unsigned long long>(beam));
+    }
+    t.beam = static_cast<int>(beam);
+  }
   return t;
 }
 
@@ -57,6 +65,12 @@ TranscribeOptions FitOptions(const ModelInfo& model, const TranscribeOptions& op
   // garbles.
   if (o.chunk_seconds == 0) o.chunk_seconds = AutomaticPieceSeconds(model.trained).value_or(0);
   if (o.snap_seconds < 0) o.snap_seconds = model.trained.snap_seconds.value_or(0);
+  // The declared beam for greedy decoding whose text is not streamed: beam search sends its
+  // text whole at the end.
+  if (o.decoding.beam == 0) {
+    o.decoding.beam =
+        o.decoding.temperature == 0 && !o.on_text ? model.trained.beam.value_or(1) : 1;
+  }
   return o;
 }
 

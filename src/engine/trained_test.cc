@@ -144,6 +144,44 @@ TEST(TrainedWith, DeclaredSnapSecondsIsTheDefaultWindow) {
   EXPECT_NE(r.status().message().find(kTrainedSnapSecondsKey), std::string::npos);
 }
 
+TEST(TrainedWith, DeclaredBeamIsTheDefaultWidthWhenGreedyAndNotStreamed) {
+  gguf::Writer w;
+  w.SetU32(kTrainedBeamKey, 4);
+  Parsed p = Parse(w);
+  Result<TrainedWith> t = ReadTrainedWith(*p.file);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->beam.value(), 4);
+  ModelInfo info;
+  info.trained = *t;
+  TranscribeOptions o;  // beam 0: the model's
+  EXPECT_EQ(FitOptions(info, o).decoding.beam, 4);
+  EXPECT_EQ(FitOptions(ModelInfo(), o).decoding.beam, 1);  // declares none: greedy
+  TranscribeOptions sampled = o;
+  sampled.decoding.temperature = 0.7f;
+  EXPECT_EQ(FitOptions(info, sampled).decoding.beam, 1);
+  TranscribeOptions streamed = o;
+  streamed.on_text = [](std::string_view) { return true; };
+  EXPECT_EQ(FitOptions(info, streamed).decoding.beam, 1);
+  TranscribeOptions asked = o;
+  asked.decoding.beam = 1;
+  EXPECT_EQ(FitOptions(info, asked).decoding.beam, 1);
+  asked.decoding.beam = 2;
+  EXPECT_EQ(FitOptions(info, asked).decoding.beam, 2);
+  // Widths outside [1, 16], or not an integer: refused, naming the key.
+  for (uint32_t bad : {0u, 17u}) {
+    gguf::Writer b;
+    b.SetU32(kTrainedBeamKey, bad);
+    Parsed q = Parse(b);
+    Result<TrainedWith> r = ReadTrainedWith(*q.file);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find(kTrainedBeamKey), std::string::npos);
+  }
+  gguf::Writer b;
+  b.SetString(kTrainedBeamKey, "four");
+  Parsed q = Parse(b);
+  EXPECT_FALSE(ReadTrainedWith(*q.file).ok());
+}
+
 TEST(TrainedWith, MistypedKeysAreFormatErrors) {
   {
     gguf::Writer w;

@@ -145,6 +145,9 @@ tern::Status Serve(Flags& f) {
   realtime.model = model;
   realtime.model_name = f.config.model_name;
   realtime.defaults = f.config.defaults;
+  // Their own Session holds up no batch: pieces decode with the model's declared beam, as
+  // `tern transcribe --live` does.
+  realtime.defaults.decoding.beam = 0;
   realtime.limits.threads = f.realtime_threads > 0 ? f.realtime_threads : threads;
   realtime.limits.max_buffered_seconds = f.realtime_max_buffered_s;
   realtime.limits.max_append_bytes =
@@ -185,6 +188,9 @@ tern::Status Serve(Flags& f) {
 
 int Main(int argc, char** argv) {
   Flags f;
+  // Requests decode greedily unless they ask for a beam ("beam"; 0: the model's declared
+  // width): a beam search decodes alone, outside the shared batch of the others.
+  f.config.defaults.decoding.beam = 1;
   bool version = false;
   CLI::App app{"tern-server: speech recognition over an OpenAI-compatible HTTP API"};
   app.add_flag("--version", version, "print the version and exit");

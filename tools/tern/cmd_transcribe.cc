@@ -332,7 +332,9 @@ int CmdTranscribe(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--top-p", d.top_p, "nucleus sampling mass")->capture_default_str();
   app.add_option("--seed", d.seed, "sampling seed")->capture_default_str();
-  app.add_option("--beam", d.beam, "beam search width (1 = off)")->capture_default_str();
+  app.add_option("--beam", d.beam,
+                 "beam search width (1 = off; 0 = the model's declared width, else off)")
+      ->capture_default_str();
   app.add_option("--max-tokens", d.max_tokens, "maximum generated tokens")->capture_default_str();
   app.add_option("--chunk-seconds", f.transcribe.chunk_seconds,
                  "long audio: pieces of at most this many seconds (0: only when the context or 4 "
