@@ -180,14 +180,16 @@ def lm_kvs(m, tok):
     ]
 
 
-def trained_kvs(split="train", chunk_seconds=0.0, snap_seconds=0.0, beam=0):
+def trained_kvs(split="train", chunk_seconds=0.0, snap_seconds=0.0, beam=0,
+                utterance_pieces=False):
     """What the model was trained with (docs/formats-tern-keys.md), read from its training
     split: whether any clip had a context line or asked for the JSON answer, and the
     longest clip in seconds. (train_decoder.py's split: the decoder is what answers.)
     `chunk_seconds` > 0 adds the piece length the model was measured to read long audio
     best in (eval_mix.py's multi set at several --chunk-seconds); `snap_seconds` > 0 how far
     its segment times may be from the speech's edges; `beam` > 0 the beam width it reads
-    best with (each measured through the engine)."""
+    best with; `utterance_pieces` that it reads audio best cut at every pause (each measured
+    through the engine)."""
     _, meta = common.read_split(split)
     longest = max(mt["length"] for mt in meta) / common.SR
     kvs = [
@@ -201,6 +203,8 @@ def trained_kvs(split="train", chunk_seconds=0.0, snap_seconds=0.0, beam=0):
         kvs.append(("tern.trained.snap_seconds", G.V_F32, snap_seconds))
     if beam > 0:
         kvs.append(("tern.trained.beam", G.V_U32, beam))
+    if utterance_pieces:
+        kvs.append(("tern.trained.utterance_pieces", G.V_BOOL, True))
     return kvs
 
 
@@ -274,6 +278,9 @@ def main():
     ap.add_argument("--beam", type=int, default=0,
                     help="declare tern.trained.beam: the beam width the model reads best with, "
                          "measured (0: not declared)")
+    ap.add_argument("--utterance-pieces", action="store_true",
+                    help="declare tern.trained.utterance_pieces: the model reads audio best cut "
+                         "at every pause, measured")
     ap.add_argument("--voices", default="",
                     help="declare the tern.voices.* keys from this voices.py fit (.npz): the "
                          "engine then labels speakers by voice")
@@ -284,7 +291,8 @@ def main():
         shutil.copyfile(os.path.join(a.vae_from, VAE_NAME), os.path.join(a.out, VAE_NAME))
     else:
         G.write(os.path.join(a.out, VAE_NAME), vae_kvs(m), vae_tensors(m))
-    kvs = lm_kvs(m, tok) + trained_kvs(a.split, a.chunk_seconds, a.snap_seconds, a.beam)
+    kvs = lm_kvs(m, tok) + trained_kvs(a.split, a.chunk_seconds, a.snap_seconds, a.beam,
+                                         a.utterance_pieces)
     if a.voices:
         kvs += voices.kvs(a.voices)
     G.write(os.path.join(a.out, LM_NAME), kvs, lm_tensors(m))

@@ -64,6 +64,9 @@ struct TrainedWith {
   // tern.trained.beam: the beam width the model was measured to read best with; the default
   // when a caller leaves DecodingOptions::beam at 0 and does not sample.
   std::optional<int> beam;
+  // tern.trained.utterance_pieces: the model reads audio best one utterance per prompt, so
+  // the engine cuts it at every pause (TranscribeOptions::pieces_at_pauses).
+  std::optional<bool> utterance_pieces;
 };
 
 struct ModelInfo {
@@ -151,6 +154,11 @@ struct TranscribeOptions {
   // within this many seconds (engine/snap_times.h); 0 keeps the model's times; -1 (the
   // default) uses what the model declares (TrainedWith::snap_seconds), else 0.
   double snap_seconds = -1;
+  // One piece per stretch of speech between pauses of 0.4 s or more (each still at most
+  // chunk_seconds long), for a model that reads one utterance per prompt best. Set by
+  // FitOptions for a model that declares TrainedWith::utterance_pieces when chunk_seconds is
+  // left at 0; false keeps pieces only where the length requires them.
+  bool pieces_at_pauses = false;
   // Audio whose loudest 25 ms frame (measured every 5 ms, on the source's level:
   // Audio::samples / Audio::gain) is quieter than this many dBFS holds no speech: the
   // transcript is empty, with stop_reason "no_speech" and a warning, and the model does not

@@ -1,12 +1,14 @@
 #include "engine/chunks.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "base/check.h"
 #include "engine/segments.h"
+#include "engine/speech_edges.h"
 
 namespace tern::engine {
 namespace {
@@ -54,6 +56,41 @@ std::vector<std::pair<int64_t, int64_t>> PlanChunks(const float* x, int64_t n, i
   }
   if (n > b) out.emplace_back(b, n);
   return out;
+}
+
+std::vector<std::pair<int64_t, int64_t>> PlanPiecesByLength(const float* x, int64_t n,
+                                                            int64_t max_len) {
+  std::vector<std::pair<int64_t, int64_t>> pieces = PlanChunks(x, n, max_len);
+  for (size_t i = 1; i < pieces.size(); ++i) {
+    auto& [b, e] = pieces[i];
+    b += LeadInStart(x + b, e - b, kPieceLeadIn);
+  }
+  return pieces;
+}
+
+std::vector<std::pair<int64_t, int64_t>> PlanPiecesAtPauses(const float* x, int64_t n,
+                                                            int64_t max_len) {
+  const SpeechEdges edges = FindSpeechEdges(x, n);
+  const size_t k = std::min(edges.onsets.size(), edges.offsets.size());
+  if (k <= 1) return PlanPiecesByLength(x, n, max_len);
+  auto at = [](double s) { return static_cast<int64_t>(std::llround(s * 24000)); };
+  std::vector<std::pair<int64_t, int64_t>> spans(k);
+  for (size_t i = 0; i < k; ++i) {
+    spans[i] = {i == 0 ? 0 : at(edges.onsets[i]) - kPieceLeadIn,
+                i + 1 == k ? n : at(edges.offsets[i]) + kPieceLeadIn};
+  }
+  for (size_t i = 0; i + 1 < k; ++i) {
+    if (spans[i].second > spans[i + 1].first) {  // a pause shorter than both margins
+      const int64_t mid = (at(edges.offsets[i]) + at(edges.onsets[i + 1])) / 2;
+      spans[i].second = spans[i + 1].first = mid;
+    }
+  }
+  std::vector<std::pair<int64_t, int64_t>> pieces;
+  for (const auto& [b, e] : spans) {
+    for (auto [pb, pe] : PlanPiecesByLength(x + b, e - b, max_len))
+      pieces.emplace_back(b + pb, b + pe);
+  }
+  return pieces;
 }
 
 int64_t LeadInStart(const float* x, int64_t n, int64_t lead) {

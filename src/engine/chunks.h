@@ -21,6 +21,24 @@ namespace tern::engine {
 // earliest window.
 std::vector<std::pair<int64_t, int64_t>> PlanChunks(const float* x, int64_t n, int64_t max_len);
 
+// 0.25 s: half the default live pause, and within the 0.02-0.35 s of silence the bundled
+// model's training clips begin with.
+inline constexpr int64_t kPieceLeadIn = 24000 / 4;
+
+// PlanChunks, each piece after a cut starting LeadInStart(kPieceLeadIn) into its span (the
+// silence before it is left out): pieces of at most max_len that may leave gaps.
+std::vector<std::pair<int64_t, int64_t>> PlanPiecesByLength(const float* x, int64_t n,
+                                                            int64_t max_len);
+
+// Pieces at pauses, for a model that reads one utterance per prompt best
+// (TrainedWith::utterance_pieces): one piece per stretch of speech between pauses
+// (speech_edges.h), from kPieceLeadIn before its onset to kPieceLeadIn after its offset
+// (the first from the audio's start, the last to its end; where a pause is shorter than
+// both, the two pieces meet in its middle); a stretch longer than max_len is cut by
+// PlanPiecesByLength. Audio with no pause is one piece (or PlanPiecesByLength's).
+std::vector<std::pair<int64_t, int64_t>> PlanPiecesAtPauses(const float* x, int64_t n,
+                                                            int64_t max_len);
+
 // Where a piece that begins inside a pause should start: `lead` samples before its first
 // 10 ms frame within 35 dB of its loudest one (0 if that is nearer the start than `lead`, or
 // the span is digital silence). Models place their segment times as if speech began about

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace tern::engine {
@@ -84,6 +85,49 @@ TEST(LeadInStart, StartsShortlyBeforeTheSpeech) {
   const std::vector<float> silence(48000, 0.0f);
   EXPECT_EQ(LeadInStart(silence.data(), 48000, 6000), 0);
   EXPECT_EQ(LeadInStart(x.data(), 100, 6000), 0);  // shorter than one frame
+}
+
+// Speech (noise bursts) at [a, b) seconds in `total` seconds of digital silence.
+std::vector<float> Speech(const std::vector<std::pair<double, double>>& spans, double total) {
+  std::vector<float> x(static_cast<size_t>(total * 24000), 0.0f);
+  uint32_t seed = 1;
+  for (const auto& [a, b] : spans) {
+    const std::vector<float> v = Noise(static_cast<int64_t>((b - a) * 24000), seed++);
+    std::copy(v.begin(), v.end(), x.begin() + static_cast<int64_t>(a * 24000));
+  }
+  return x;
+}
+
+TEST(PlanPiecesAtPauses, OnePiecePerStretchOfSpeech) {
+  // Pauses of 1.0 s and 0.45 s split; 0.3 s does not (shorter than a pause).
+  const std::vector<float> x = Speech({{0.3, 1.5}, {2.5, 3.0}, {3.3, 4.0}, {4.45, 5.0}}, 6.0);
+  const int64_t n = static_cast<int64_t>(x.size());
+  const auto p = PlanPiecesAtPauses(x.data(), n, 10 * 24000);
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0].first, 0);  // the first from the audio's start
+  EXPECT_EQ(p[0].second, 1.5 * 24000 + kPieceLeadIn);
+  EXPECT_EQ(p[1].first, 2.5 * 24000 - kPieceLeadIn);
+  EXPECT_EQ(p[1].second, p[2].first);  // a 0.45 s pause: they meet in its middle
+  EXPECT_NEAR(p[1].second, 4.225 * 24000, 240);
+  EXPECT_EQ(p[2].second, n);  // the last to its end
+}
+
+TEST(PlanPiecesAtPauses, LongStretchesAndNoPausesGoByLength) {
+  const std::vector<float> one = Speech({{0.2, 5.8}}, 6.0);
+  const int64_t n = static_cast<int64_t>(one.size());
+  EXPECT_EQ(PlanPiecesAtPauses(one.data(), n, 10 * 24000),
+            (std::vector<std::pair<int64_t, int64_t>>{{0, n}}));
+  EXPECT_EQ(PlanPiecesAtPauses(one.data(), n, 2 * 24000),
+            PlanPiecesByLength(one.data(), n, 2 * 24000));
+  const std::vector<float> silence(48000, 0.0f);
+  EXPECT_EQ(PlanPiecesAtPauses(silence.data(), 48000, 24000),
+            PlanPiecesByLength(silence.data(), 48000, 24000));
+  // A stretch over the limit is cut inside it; the pieces stay within the limit.
+  const std::vector<float> x = Speech({{0.2, 1.0}, {2.0, 7.5}}, 8.0);
+  const auto p = PlanPiecesAtPauses(x.data(), static_cast<int64_t>(x.size()), 3 * 24000);
+  ASSERT_GE(p.size(), 3u);
+  EXPECT_EQ(p[0].second, 1.0 * 24000 + kPieceLeadIn);
+  for (const auto& [a, b] : p) EXPECT_LE(b - a, 3 * 24000);
 }
 
 TEST(AppendPiece, MergesTextIdsSegmentsAndStops) {

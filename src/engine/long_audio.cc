@@ -9,13 +9,6 @@
 #include "engine/chunks.h"
 
 namespace tern::engine {
-namespace {
-
-// 0.25 s: half the default pause, the lead-in live pieces keep, and within the 0.02-0.35 s
-// of silence the bundled model's training clips begin with.
-constexpr int64_t kPieceLeadIn = kModelSampleRate / 4;
-
-}  // namespace
 
 Result<int64_t> MaxPieceSamples(const vibeasr::Encoder& encoder, int64_t context, int64_t n,
                                 const Prompt& whole, const TranscribeOptions& options) {
@@ -45,21 +38,16 @@ Result<int64_t> MaxPieceSamples(const vibeasr::Encoder& encoder, int64_t context
   return std::min(limit, pads * kSamplesPerFrame);
 }
 
-Result<Transcript> TranscribeInPieces(const Audio& audio, int64_t max_len,
+Result<Transcript> TranscribeInPieces(const Audio& audio,
+                                      const std::vector<std::pair<int64_t, int64_t>>& pieces,
                                       const TranscribeOptions& options,
                                       const PieceTranscriber& transcribe) {
   Timer wall;
-  const int64_t n = static_cast<int64_t>(audio.samples.size());
-  const std::vector<std::pair<int64_t, int64_t>> pieces =
-      PlanChunks(audio.samples.data(), n, max_len);
   const double sr = kModelSampleRate;
   Transcript all;
   all.duration_s = audio.duration_s();
   for (size_t i = 0; i < pieces.size(); ++i) {
-    auto [b, e] = pieces[i];
-    // A piece after a cut starts shortly before its speech, as the model's training clips
-    // do, not in the middle of the pause (the first starts where the audio does).
-    if (i > 0) b += LeadInStart(audio.samples.data() + b, e - b, kPieceLeadIn);
+    const auto [b, e] = pieces[i];
     const double t0 = static_cast<double>(b) / sr, t1 = static_cast<double>(e) / sr;
     TranscribeOptions o = options;
     if (options.on_progress) {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
 #include "engine/prompt.h"
@@ -32,12 +34,13 @@ Result<int64_t> MaxPieceSamples(const vibeasr::Encoder& encoder, int64_t context
 using PieceTranscriber = std::function<Result<Transcript>(
     const float* x, int64_t n, const std::string& name, const TranscribeOptions& options)>;
 
-// Audio longer than max_len samples: one prompt per piece (PlanChunks), in order, merged
-// into one transcript with the pieces' times shifted to the whole audio (AppendPiece).
-// Progress is reported over the whole. Speaker numbers restart in every piece. A piece after
-// a cut starts LeadInStart into its span (the silence before it is not transcribed), so
-// Transcript::pieces may leave gaps between pieces.
-Result<Transcript> TranscribeInPieces(const Audio& audio, int64_t max_len,
+// Audio in the given pieces (PlanPiecesByLength or PlanPiecesAtPauses): one prompt per
+// piece, in order, merged into one transcript with the pieces' times shifted to the whole
+// audio (AppendPiece). Progress is reported over the whole. The model's speaker numbers
+// restart in every piece. Pieces may leave gaps (silence not transcribed), and so may
+// Transcript::pieces.
+Result<Transcript> TranscribeInPieces(const Audio& audio,
+                                      const std::vector<std::pair<int64_t, int64_t>>& pieces,
                                       const TranscribeOptions& options,
                                       const PieceTranscriber& transcribe);
 

@@ -2,6 +2,7 @@
 // nearest within the window, source times through an excerpt's offset, and nothing moved
 // where the audio has no pauses or the segment would turn inside out.
 #include "engine/snap_times.h"
+#include "engine/speech_edges.h"
 
 #include <gtest/gtest.h>
 

@@ -33,6 +33,7 @@ Result<TrainedWith> ReadTrainedWith(const gguf::File& f) {
   TERN_ASSIGN_OR_RETURN(t.max_audio_seconds, ReadSeconds(f, kTrainedMaxAudioSecondsKey));
   TERN_ASSIGN_OR_RETURN(t.chunk_seconds, ReadSeconds(f, kTrainedChunkSecondsKey));
   TERN_ASSIGN_OR_RETURN(t.snap_seconds, ReadSeconds(f, kTrainedSnapSecondsKey));
+  TERN_ASSIGN_OR_RETURN(t.utterance_pieces, ReadBool(f, kTrainedUtterancePiecesKey));
   if (f.Find(kTrainedBeamKey) != nullptr) {
     TERN_ASSIGN_OR_RETURN(const uint64_t beam, f.GetU64(kTrainedBeamKey));
     if (beam < 1 || beam > 16) {
@@ -63,7 +64,10 @@ TranscribeOptions FitOptions(const ModelInfo& model, const TranscribeOptions& op
   // Automatic pieces (chunk_seconds 0) for a model that declares its piece length or its
   // longest training clip: pieces it reads well, cut at pauses, instead of one prompt it
   // garbles.
-  if (o.chunk_seconds == 0) o.chunk_seconds = AutomaticPieceSeconds(model.trained).value_or(0);
+  if (o.chunk_seconds == 0) {
+    o.pieces_at_pauses = o.pieces_at_pauses || model.trained.utterance_pieces == true;
+    o.chunk_seconds = AutomaticPieceSeconds(model.trained).value_or(0);
+  }
   if (o.snap_seconds < 0) o.snap_seconds = model.trained.snap_seconds.value_or(0);
   // The declared beam for greedy decoding whose text is not streamed: beam search sends its
   // text whole at the end.

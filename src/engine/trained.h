@@ -13,6 +13,7 @@ inline constexpr const char* kTrainedMaxAudioSecondsKey = "tern.trained.max_audi
 inline constexpr const char* kTrainedChunkSecondsKey = "tern.trained.chunk_seconds";
 inline constexpr const char* kTrainedSnapSecondsKey = "tern.trained.snap_seconds";
 inline constexpr const char* kTrainedBeamKey = "tern.trained.beam";
+inline constexpr const char* kTrainedUtterancePiecesKey = "tern.trained.utterance_pieces";
 
 // Absent keys stay unknown; a key of the wrong type (or a length that is not a positive
 // number) is a format error naming the file and the key.
@@ -27,7 +28,8 @@ std::optional<double> AutomaticPieceSeconds(const TrainedWith& trained);
 
 // The options as the model should run them: the context dropped when the model declares it
 // was not trained with one (OptionWarnings says so); automatic pieces (chunk_seconds 0) of
-// AutomaticPieceSeconds when the model declares a length; snap_seconds -1 replaced by the
+// AutomaticPieceSeconds when the model declares a length, cut at every pause
+// (pieces_at_pauses) when it declares utterance_pieces; snap_seconds -1 replaced by the
 // model's declared snap_seconds (0 when it declares none); beam 0 replaced by the model's
 // declared beam when decoding greedily (temperature 0) without on_text, else by 1.
 TranscribeOptions FitOptions(const ModelInfo& model, const TranscribeOptions& options);

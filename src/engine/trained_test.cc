@@ -182,6 +182,24 @@ TEST(TrainedWith, DeclaredBeamIsTheDefaultWidthWhenGreedyAndNotStreamed) {
   EXPECT_FALSE(ReadTrainedWith(*q.file).ok());
 }
 
+TEST(TrainedWith, DeclaredUtterancePiecesCutAtPausesUnlessALengthIsAsked) {
+  gguf::Writer w;
+  w.SetBool(kTrainedUtterancePiecesKey, true);
+  w.SetF32(kTrainedChunkSecondsKey, 6.0f);
+  Parsed p = Parse(w);
+  Result<TrainedWith> t = ReadTrainedWith(*p.file);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_TRUE(t->utterance_pieces.value());
+  ModelInfo info;
+  info.trained = *t;
+  TranscribeOptions o;
+  EXPECT_TRUE(FitOptions(info, o).pieces_at_pauses);
+  EXPECT_EQ(FitOptions(info, o).chunk_seconds, 6);
+  o.chunk_seconds = 10;  // a length asked for: pieces by length only
+  EXPECT_FALSE(FitOptions(info, o).pieces_at_pauses);
+  EXPECT_FALSE(FitOptions(ModelInfo(), TranscribeOptions()).pieces_at_pauses);
+}
+
 TEST(TrainedWith, MistypedKeysAreFormatErrors) {
   {
     gguf::Writer w;
