@@ -54,7 +54,7 @@ OPTIONS = {
     "top_k": "sample from the k most likely tokens, 0 = all (--top-k)",
     "top_p": "nucleus sampling mass (--top-p)",
     "seed": "sampling seed (--seed)",
-    "beam": "beam search width, 1 = off (--beam)",
+    "beam": "beam search width, 1 = off, 0 = the model's declared width (--beam)",
     "max_tokens": "maximum generated tokens (--max-tokens)",
     "chunk_seconds": "long audio: pieces of at most this many seconds (--chunk-seconds)",
     "snap_seconds": "JSON segments: move times to speech edges within this (--snap-seconds)",

@@ -8,24 +8,14 @@
 #include <numbers>
 #include <random>
 
+#include "gguf/test_parse.h"
 #include "gguf/writer.h"
 
 namespace tern::engine {
 namespace {
 
-struct Parsed {
-  std::string bytes;
-  std::unique_ptr<gguf::File> file;
-};
-Parsed Parse(const gguf::Writer& w) {
-  Parsed p;
-  p.bytes = w.Serialize();
-  Result<std::unique_ptr<gguf::File>> f =
-      gguf::File::Parse(reinterpret_cast<const uint8_t*>(p.bytes.data()), p.bytes.size(), "m.gguf");
-  EXPECT_TRUE(f.ok()) << f.status().ToString();
-  if (f.ok()) p.file = std::move(*f);
-  return p;
-}
+using gguf::Parsed;
+Parsed Parse(const gguf::Writer& w) { return gguf::ParseWritten(w); }
 
 constexpr int kF = audio::kVoiceFeatureCount;
 
