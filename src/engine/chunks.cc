@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "engine/prompt.h"
 #include "engine/segments.h"
 #include "engine/speech_edges.h"
 
@@ -73,7 +74,7 @@ std::vector<std::pair<int64_t, int64_t>> PlanPiecesAtPauses(const float* x, int6
   const SpeechEdges edges = FindSpeechEdges(x, n);
   const size_t k = std::min(edges.onsets.size(), edges.offsets.size());
   if (k <= 1) return PlanPiecesByLength(x, n, max_len);
-  auto at = [](double s) { return static_cast<int64_t>(std::llround(s * 24000)); };
+  auto at = [](double s) { return static_cast<int64_t>(std::llround(s * kModelSampleRate)); };
   std::vector<std::pair<int64_t, int64_t>> spans(k);
   for (size_t i = 0; i < k; ++i) {
     spans[i] = {i == 0 ? 0 : at(edges.onsets[i]) - kPieceLeadIn,
@@ -94,12 +95,7 @@ std::vector<std::pair<int64_t, int64_t>> PlanPiecesAtPauses(const float* x, int6
 }
 
 int64_t LeadInStart(const float* x, int64_t n, int64_t lead) {
-  std::vector<double> energy;
-  for (int64_t i = 0; i + kHop <= n; i += kHop) {
-    double e = 0;
-    for (int64_t j = i; j < i + kHop; ++j) e += static_cast<double>(x[j]) * x[j];
-    energy.push_back(e);
-  }
+  const std::vector<double> energy = FrameEnergies(x, n);
   const double loudest = energy.empty() ? 0 : *std::max_element(energy.begin(), energy.end());
   if (loudest <= 0) return 0;
   const double floor = loudest * 3.1622776601683795e-4;  // -35 dB

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/prompt.h"
 #include "tern/tern.h"
 
 namespace tern::engine {
@@ -23,7 +24,7 @@ std::vector<std::pair<int64_t, int64_t>> PlanChunks(const float* x, int64_t n, i
 
 // 0.25 s: half the default live pause, and within the 0.02-0.35 s of silence the bundled
 // model's training clips begin with.
-inline constexpr int64_t kPieceLeadIn = 24000 / 4;
+inline constexpr int64_t kPieceLeadIn = kModelSampleRate / 4;
 
 // PlanChunks, each piece after a cut starting LeadInStart(kPieceLeadIn) into its span (the
 // silence before it is left out): pieces of at most max_len that may leave gaps.

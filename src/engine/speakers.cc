@@ -140,14 +140,14 @@ std::vector<int> LinkByVoice(const std::vector<std::vector<double>>& points, dou
 std::string LabelSpeakersByVoice(const VoiceProjection& p, const Audio& audio, Transcript* t) {
   if (!t->structured || t->segments.empty()) return {};
   const int64_t n = static_cast<int64_t>(audio.samples.size());
+  const auto at = [&](double sec) {
+    return std::clamp<int64_t>(std::llround((sec - audio.offset_s) * kModelSampleRate), 0, n);
+  };
   std::vector<size_t> heard;
   std::vector<std::vector<double>> points;
   for (size_t i = 0; i < t->segments.size(); ++i) {
     const Segment& s = t->segments[i];
     if (s.start < 0 || !(s.end > s.start)) continue;
-    const auto at = [&](double sec) {
-      return std::clamp<int64_t>(std::llround((sec - audio.offset_s) * kModelSampleRate), 0, n);
-    };
     const int64_t a = at(s.start), b = at(s.end);
     audio::VoiceFeatures f;
     if (b <= a || !audio::ComputeVoiceFeatures(audio.samples.data() + a, b - a, &f)) continue;

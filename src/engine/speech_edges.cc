@@ -12,26 +12,29 @@ constexpr int64_t kFrame = kModelSampleRate / 100;  // 10 ms
 
 }  // namespace
 
-SpeechEdges FindSpeechEdges(const float* x, int64_t n) {
-  SpeechEdges out;
-  const int64_t frames = n / kFrame;
-  std::vector<double> rms(static_cast<size_t>(frames));
-  double loudest = 0.0;
-  for (int64_t f = 0; f < frames; ++f) {
+std::vector<double> FrameEnergies(const float* x, int64_t n) {
+  std::vector<double> energy(static_cast<size_t>(std::max<int64_t>(0, n / kFrame)));
+  for (size_t f = 0; f < energy.size(); ++f) {
     double sum = 0.0;
     for (int64_t i = 0; i < kFrame; ++i) {
-      const double v = x[f * kFrame + i];
+      const double v = x[static_cast<int64_t>(f) * kFrame + i];
       sum += v * v;
     }
-    rms[f] = std::sqrt(sum / kFrame);
-    loudest = std::max(loudest, rms[f]);
+    energy[f] = sum;
   }
+  return energy;
+}
+
+SpeechEdges FindSpeechEdges(const float* x, int64_t n) {
+  SpeechEdges out;
+  const std::vector<double> energy = FrameEnergies(x, n);
+  const double loudest = energy.empty() ? 0.0 : *std::max_element(energy.begin(), energy.end());
   if (!(loudest > 0)) return out;  // digital silence: no speech, no edges
-  const double floor = loudest * std::pow(10.0, -kQuietDb / 20.0);
+  const double floor = loudest * std::pow(10.0, -kQuietDb / 10.0);  // in power
   const int64_t pause = std::llround(kPauseSeconds * 100);
   std::vector<int64_t> speech;
-  for (int64_t f = 0; f < frames; ++f)
-    if (rms[f] > floor) speech.push_back(f);
+  for (size_t f = 0; f < energy.size(); ++f)
+    if (energy[f] > floor) speech.push_back(static_cast<int64_t>(f));
   for (size_t k = 0; k < speech.size(); ++k) {
     // An onset follows more than `pause` quiet frames (or the start), an offset precedes them
     // (or the end).

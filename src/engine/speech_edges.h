@@ -12,6 +12,10 @@ namespace tern::engine {
 inline constexpr double kPauseSeconds = 0.4;  // longer than the gaps inside a sentence
 inline constexpr double kQuietDb = 45.0;      // below the loudest 10 ms of the audio
 
+// Sum of squares of each whole 10 ms frame of x (n / 240 frames at 24 kHz): the loudness
+// both the edges below and LeadInStart (chunks.h) measure speech by.
+std::vector<double> FrameEnergies(const float* x, int64_t n);
+
 // Times (seconds from x[0]) where speech starts after a pause (or at the start of the audio)
 // and where it stops before one (or at the end), in increasing order: onsets[i] < offsets[i]
 // <= onsets[i + 1]. None for digital silence.
