@@ -4,7 +4,7 @@ usage: /usr/bin/python3 voices.py --split mix_train --out work/voices.npz
 
 The bundled model gives every segment of a dialogue "Speaker 0": it never learnt to hear
 voices apart. The engine then labels segments itself (src/engine/speakers.h): it describes
-each segment's voice by the statistics of its cepstra (src/audio/voice_features.h; the
+each segment's voice by the statistics of its cepstra and pitch (src/audio/voice_features.h; the
 definition below is the same, step for step), projects them onto the directions that
 separate the training voices best (linear discriminant analysis: between-voice over
 within-voice scatter, so a voice's own spread of pitch and speed counts little), and joins
@@ -29,8 +29,11 @@ N_MEL, F_LO, F_HI = 40, 60.0, 8000.0    # HTK-mel triangles
 N_CEP = 19                              # cepstra 1..19 (c0, the level, is left out)
 GATE = np.log(1000.0)                   # frames within 30 dB of the loud ones
 MIN_FRAMES = 10
+LAG_MIN, LAG_MAX = 60, 320              # pitch periods of 75-400 Hz at 24 kHz
+VOICED = 0.5                            # normalized autocorrelation peak of a voiced frame
+MIN_VOICED = 3                          # fewer voiced frames: pitch of 150 Hz, spread 0
 DIMS = 8                                # discriminant directions kept
-FEATURES = 2 * N_CEP
+FEATURES = 2 * N_CEP + 3
 
 
 def _mel_filters():
@@ -48,6 +51,10 @@ def _mel_filters():
 FB = _mel_filters()
 DCT = np.cos(np.pi / N_MEL * (np.arange(N_MEL) + 0.5)[None, :] * np.arange(1, N_CEP + 1)[:, None])
 WINDOW = 0.54 - 0.46 * np.cos(2 * np.pi * np.arange(WIN) / (WIN - 1))
+# The window's own autocorrelation, which tapers every frame's (Boersma 1993): dividing by
+# it makes a periodic frame's peak at its period near 1 whatever the lag.
+WINDOW_AC = np.correlate(WINDOW, WINDOW, "full")[WIN - 1:WIN + LAG_MAX]
+WINDOW_AC = WINDOW_AC / WINDOW_AC[0]
 
 
 def features(x):
@@ -62,9 +69,20 @@ def features(x):
     p = np.abs(np.fft.rfft(fr, NFFT, axis=1)) ** 2
     lm = np.log(p @ FB.T + 1e-9)
     top = lm.max(1)
-    lm = lm[top > np.percentile(top, 95) - GATE]
-    c = lm @ DCT.T
-    return np.concatenate([c.mean(0), c.std(0)])
+    keep = top > np.percentile(top, 95) - GATE
+    c = lm[keep] @ DCT.T
+    # Pitch: each kept frame's autocorrelation (the inverse transform of its power spectrum;
+    # the zero padding keeps lags up to NFFT - WIN free of wrap-around) over the window's.
+    r = np.fft.irfft(p[keep], NFFT, axis=1)[:, :LAG_MAX + 1]
+    r0 = r[:, :1]
+    rn = np.where(r0 > 0, r / np.where(r0 > 0, r0, 1.0), 0.0) / WINDOW_AC
+    lag = LAG_MIN + rn[:, LAG_MIN:].argmax(1)
+    voiced = rn[np.arange(len(rn)), lag] > VOICED
+    log_f0 = np.log(SR / lag[voiced])
+    if len(log_f0) < MIN_VOICED:
+        log_f0 = np.full(1, np.log(150.0))
+    pitch = [np.median(log_f0), log_f0.std(), voiced.mean()]
+    return np.concatenate([c.mean(0), c.std(0), pitch])
 
 
 def segment_features(x, t0, t1):

@@ -16,6 +16,13 @@ constexpr int kMel = 40;
 constexpr double kMelLowHz = 60.0, kMelHighHz = 8000.0;
 constexpr double kFloor = 1e-9;
 const double kGate = std::log(1000.0);  // 30 dB of power
+// Pitch periods of 75-400 Hz. The zero padding keeps lags up to kFft - kWindow (424) free of
+// the circular transform's wrap-around.
+constexpr int kLagMin = 60, kLagMax = 320;
+static_assert(kLagMax <= kFft - kWindow);
+constexpr double kVoiced = 0.5;  // normalized autocorrelation peak of a voiced frame
+constexpr int kMinVoiced = 3;
+const double kUnvoicedLogPitch = std::log(150.0);
 
 double HzToMel(double f) { return 2595.0 * std::log10(1.0 + f / 700.0); }
 double MelToHz(double m) { return 700.0 * (std::pow(10.0, m / 2595.0) - 1.0); }
@@ -23,6 +30,7 @@ double MelToHz(double m) { return 700.0 * (std::pow(10.0, m / 2595.0) - 1.0); }
 // The fixed tables, built once.
 struct Tables {
   std::vector<double> window;                 // kWindow
+  std::vector<double> window_ac;              // the window's autocorrelation / its lag 0
   std::vector<std::vector<double>> mel;       // kMel x kBins
   std::vector<std::pair<int, int>> mel_span;  // each triangle's nonzero bins [first, last)
   std::vector<std::vector<double>> dct;       // kVoiceCepstra x kMel (rows c1..c19)
@@ -31,6 +39,7 @@ struct Tables {
 
   Tables()
       : window(kWindow),
+        window_ac(kLagMax + 1),
         mel(kMel, std::vector<double>(kBins)),
         mel_span(kMel),
         dct(kVoiceCepstra, std::vector<double>(kMel)),
@@ -39,6 +48,13 @@ struct Tables {
     const double pi = std::numbers::pi;
     for (int i = 0; i < kWindow; ++i)
       window[i] = 0.54 - 0.46 * std::cos(2 * pi * i / (kWindow - 1));
+    for (int lag = 0; lag <= kLagMax; ++lag) {
+      double sum = 0.0;
+      for (int i = 0; i + lag < kWindow; ++i) sum += window[i] * window[i + lag];
+      window_ac[lag] = sum;
+    }
+    const double lag0 = window_ac[0];
+    for (double& v : window_ac) v /= lag0;
     double pts[kMel + 2];
     const double lo = HzToMel(kMelLowHz), hi = HzToMel(kMelHighHz);
     for (int i = 0; i < kMel + 2; ++i) pts[i] = MelToHz(lo + (hi - lo) * i / (kMel + 1));
@@ -88,6 +104,36 @@ void Fft(std::vector<std::complex<double>>* a) {
   }
 }
 
+// The lag of a frame's pitch, or 0 when the frame is not voiced. `power`: its kBins bins.
+int PitchLag(const double* power, std::vector<std::complex<double>>* buf) {
+  const Tables& t = T();
+  std::vector<std::complex<double>>& v = *buf;
+  // The power spectrum is real and even, so the forward transform of the full spectrum is
+  // kFft times its inverse, the autocorrelation; the ratio to lag 0 cancels the factor.
+  for (int k = 0; k < kBins; ++k) v[k] = {power[k], 0.0};
+  for (int k = kBins; k < kFft; ++k) v[k] = {power[kFft - k], 0.0};
+  Fft(buf);
+  const double r0 = v[0].real();
+  if (!(r0 > 0.0)) return 0;
+  int best = kLagMin;
+  double peak = -INFINITY;
+  for (int lag = kLagMin; lag <= kLagMax; ++lag) {
+    const double r = v[lag].real() / r0 / t.window_ac[lag];
+    if (r > peak) {  // the first of equal peaks, as numpy's argmax
+      peak = r;
+      best = lag;
+    }
+  }
+  return peak > kVoiced ? best : 0;
+}
+
+// numpy.median: the middle value, or the mean of the middle two.
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
 // numpy.percentile's default (linear between the closest ranks).
 double Percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
@@ -105,6 +151,8 @@ bool ComputeVoiceFeatures(const float* x, int64_t n, VoiceFeatures* out) {
   if (frames < kVoiceMinFrames) return false;
   const Tables& t = T();
   std::vector<double> log_mel(static_cast<size_t>(frames) * kMel), top(frames);
+  std::vector<int> pitch_lag(frames);  // every frame's (the gate is known only after them all)
+  std::vector<std::complex<double>> spectrum(kFft);
   std::vector<std::complex<double>> buf(kFft);
   for (int64_t f = 0; f < frames; ++f) {
     const float* s = x + f * kHop;
@@ -113,6 +161,7 @@ bool ComputeVoiceFeatures(const float* x, int64_t n, VoiceFeatures* out) {
     Fft(&buf);
     double power[kBins];
     for (int k = 0; k < kBins; ++k) power[k] = std::norm(buf[k]);
+    pitch_lag[f] = PitchLag(power, &spectrum);
     double* lm = &log_mel[static_cast<size_t>(f) * kMel];
     top[f] = -INFINITY;
     for (int b = 0; b < kMel; ++b) {
@@ -124,8 +173,10 @@ bool ComputeVoiceFeatures(const float* x, int64_t n, VoiceFeatures* out) {
   }
   const double gate = Percentile(top, 95.0) - kGate;
   std::vector<std::array<double, kVoiceCepstra>> cep;
+  std::vector<double> log_pitch;
   for (int64_t f = 0; f < frames; ++f) {
     if (!(top[f] > gate)) continue;
+    if (pitch_lag[f] > 0) log_pitch.push_back(std::log(static_cast<double>(kRate) / pitch_lag[f]));
     const double* lm = &log_mel[static_cast<size_t>(f) * kMel];
     std::array<double, kVoiceCepstra>& c = cep.emplace_back();
     for (int k = 0; k < kVoiceCepstra; ++k) {
@@ -143,6 +194,16 @@ bool ComputeVoiceFeatures(const float* x, int64_t n, VoiceFeatures* out) {
     (*out)[k] = mean;
     (*out)[kVoiceCepstra + k] = std::sqrt(var / kept);
   }
+  const double voiced_share = static_cast<double>(log_pitch.size()) / kept;
+  if (log_pitch.size() < kMinVoiced) log_pitch.assign(1, kUnvoicedLogPitch);
+  double mean = 0.0, var = 0.0;
+  for (double v : log_pitch) mean += v;
+  mean /= static_cast<double>(log_pitch.size());
+  for (double v : log_pitch) var += (v - mean) * (v - mean);
+  double* pitch = out->data() + 2 * kVoiceCepstra;
+  pitch[0] = Median(log_pitch);
+  pitch[1] = std::sqrt(var / static_cast<double>(log_pitch.size()));
+  pitch[2] = voiced_share;
   return true;
 }
 

@@ -39,7 +39,7 @@ constexpr double kFromTraining[kVoiceFeatureCount] = {
     1.08051604,  2.5624132,  -8.56247018, -16.6517882, -11.872667,  4.66115525,  4.0704328,
     2.22038395,  3.23628832, 3.16797627,  2.69690729,  2.23327837,  2.16886461,  2.08627008,
     3.26186155,  2.11610449, 1.94464461,  3.02211471,  2.34034622,  1.89895788,  1.98129407,
-    2.04054522,  2.43202393, 2.21632763};
+    2.04054522,  2.43202393, 2.21632763,  5.18796931,  0.330528731, 0.9875};
 
 TEST(VoiceFeatures, MatchTheTrainingDefinition) {
   const std::vector<float> x = Signal();
@@ -51,6 +51,44 @@ TEST(VoiceFeatures, MatchTheTrainingDefinition) {
     EXPECT_NEAR(f[i], kFromTraining[i], 1e-6 * std::max(1.0, std::fabs(kFromTraining[i]))) << i;
 }
 
+constexpr int kLogPitch = 2 * kVoiceCepstra, kPitchSpread = kLogPitch + 1,
+              kVoicedShare = kLogPitch + 2;
+
+// A buzz of ten harmonics of 120 Hz (a period of exactly 200 samples) is voiced in every
+// frame at that pitch; white noise has no period, and reads as the 150 Hz of no pitch.
+TEST(VoiceFeatures, HearPitch) {
+  const double pi = std::numbers::pi;
+  std::vector<float> buzz(24000), noise(24000);
+  uint64_t state = 7;
+  for (size_t i = 0; i < buzz.size(); ++i) {
+    double v = 0.0;
+    for (int h = 1; h <= 10; ++h)
+      v += std::sin(2 * pi * 120 * h * static_cast<double>(i) / 24000) / h;
+    buzz[i] = static_cast<float>(0.2 * v);
+    state = (state * 6364136223846793005ULL + 1442695040888963407ULL);
+    noise[i] = static_cast<float>(static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5);
+  }
+  VoiceFeatures f;
+  ASSERT_TRUE(ComputeVoiceFeatures(buzz.data(), static_cast<int64_t>(buzz.size()), &f));
+  EXPECT_NEAR(std::exp(f[kLogPitch]), 120.0, 1e-9);
+  EXPECT_NEAR(f[kPitchSpread], 0.0, 1e-12);
+  EXPECT_EQ(f[kVoicedShare], 1.0);
+  ASSERT_TRUE(ComputeVoiceFeatures(noise.data(), static_cast<int64_t>(noise.size()), &f));
+  EXPECT_LT(f[kVoicedShare], 0.05);
+  EXPECT_NEAR(std::exp(f[kLogPitch]), 150.0, 1e-9);
+  EXPECT_EQ(f[kPitchSpread], 0.0);
+}
+
+// Silence is not a voice, but it is not an error either: every frame is gated in (all as
+// loud as the loudest), none is voiced, and every feature is a finite number.
+TEST(VoiceFeatures, SilenceIsFinite) {
+  const std::vector<float> zeros(24000, 0.0f);
+  VoiceFeatures f;
+  ASSERT_TRUE(ComputeVoiceFeatures(zeros.data(), static_cast<int64_t>(zeros.size()), &f));
+  for (int i = 0; i < kVoiceFeatureCount; ++i) EXPECT_TRUE(std::isfinite(f[i])) << i;
+  EXPECT_EQ(f[kVoicedShare], 0.0);
+}
+
 TEST(VoiceFeatures, DoNotDependOnLevel) {
   const std::vector<float> x = Signal();
   std::vector<float> quiet = x;
@@ -58,8 +96,9 @@ TEST(VoiceFeatures, DoNotDependOnLevel) {
   VoiceFeatures a, b;
   ASSERT_TRUE(ComputeVoiceFeatures(x.data(), static_cast<int64_t>(x.size()), &a));
   ASSERT_TRUE(ComputeVoiceFeatures(quiet.data(), static_cast<int64_t>(quiet.size()), &b));
-  // A gain adds a constant to every log-mel band, which cepstra from c1 on cancel; what is
-  // left is the 1e-9 floor under the log, far below the gated frames' energies.
+  // A gain adds a constant to every log-mel band, which cepstra from c1 on cancel, and
+  // scales every autocorrelation, which the pitch's normalization cancels; what is left is
+  // the 1e-9 floor under the log, far below the gated frames' energies.
   for (int i = 0; i < kVoiceFeatureCount; ++i) EXPECT_NEAR(a[i], b[i], 1e-4) << i;
 }
 
