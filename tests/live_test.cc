@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <random>
 #include <sstream>
 #include <sys/wait.h>
@@ -358,6 +359,65 @@ TEST(LiveCli, RawPcmThroughAPipeGivesTheEnginesEvents) {
   const std::string bad = Shell(base + "other.wav --output-format srt 2>&1", &rc);
   EXPECT_EQ(WEXITSTATUS(rc), 2) << bad;
   EXPECT_NE(bad.find("--live"), std::string::npos) << bad;
+}
+
+// The demo dialogue fed live with the JSON prompt, one piece per turn: each piece is its own
+// prompt, whose answer numbers its one voice Speaker 0; the engine numbers the voices over
+// the stream (the model declares a voice projection), so a voice keeps its number across
+// pieces, as the dialogue's reference does.
+TEST(Live, SpeakersHoldAcrossPieces) {
+  auto model = TinyModel();
+  ASSERT_TRUE(model);
+  const std::string dir = TERN_SOURCE_DIR "/samples/";
+  const std::vector<float> x = Clip(dir + "dialogue1.wav");
+  std::ifstream in(dir + "dialogue1.json");
+  const nlohmann::json ref = nlohmann::json::parse(in);  // [[start, end, speaker, text], ...]
+  Session s(model, 2);
+  LiveOptions o;
+  o.transcribe.format = PromptFormat::kJson;
+  const std::vector<LiveEvent> ev = RunLive(s, x, Chunks(x.size(), 3), o);
+  std::vector<int> speakers;
+  for (const LiveEvent* f : Finals(ev)) {
+    ASSERT_TRUE(f->transcript.structured) << f->text;
+    for (const Segment& g : f->transcript.segments) {
+      speakers.push_back(g.speaker);
+      // times from the stream's start, within the piece
+      EXPECT_GE(g.start, f->start_s() - 1e-9);
+      EXPECT_LE(g.end, f->end_s() + 1e-9);
+    }
+  }
+  EXPECT_EQ(Finals(ev).size(), ref.size()) << "one piece per turn";
+  ASSERT_EQ(speakers.size(), ref.size());
+  EXPECT_EQ(speakers[0], 0);
+  for (size_t i = 0; i < ref.size(); ++i) {
+    for (size_t j = i + 1; j < ref.size(); ++j) {
+      EXPECT_EQ(speakers[i] == speakers[j], ref[i][2] == ref[j][2]) << i << " " << j;
+    }
+  }
+
+  // The CLI shows them: a final's JSON line carries the segments, the txt lines the speakers.
+  const std::string base = std::string(TERN_BINARY) + " transcribe --model " + kModelDir +
+                           " -t 1 --format json --live " + dir + "dialogue1.wav";
+  int rc = -1;
+  const std::string out = Shell(base + " --output-format json", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  std::vector<int> cli;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j["type"] != "final") continue;
+    for (const nlohmann::json& g : j["segments"]) cli.push_back(g["speaker"].get<int>());
+  }
+  EXPECT_EQ(cli, speakers) << out;
+  // (The CLI reads the file's samples as they are, the test fed LoadAudio's normalized ones:
+  // the words may differ by a rounding, the speakers do not.)
+  std::istringstream txt(Shell(base, &rc));
+  size_t k = 0;
+  for (std::string line; std::getline(txt, line); ++k) {
+    ASSERT_LT(k, speakers.size()) << line;
+    EXPECT_EQ(line.rfind("Speaker " + std::to_string(speakers[k]) + ": ", 0), 0u) << line;
+  }
+  EXPECT_EQ(k, speakers.size());
 }
 
 }  // namespace

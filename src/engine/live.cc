@@ -86,10 +86,14 @@ Status LiveSession::Impl::Decode(LiveEvent::Kind kind, int64_t end, int64_t hear
   e.text = t->text;
   e.metrics = t->metrics;
   if (kind == LiveEvent::Kind::kFinal) {
+    if (speakers) speakers->Label(a, &*t);  // replaces the piece's own numbers
     e.transcript = std::move(*t);
+    // To the millisecond: the model's times have two decimals, and a sum's last bits would
+    // show in JSON (6.0600000000000005).
+    const auto shift = [t0](double v) { return std::round((v + t0) * 1000.0) / 1000.0; };
     for (Segment& s : e.transcript.segments) {
-      if (s.start >= 0) s.start += t0;
-      if (s.end >= 0) s.end += t0;
+      if (s.start >= 0) s.start = shift(s.start);
+      if (s.end >= 0) s.end = shift(s.end);
     }
     e.transcript.offset_s = t0;
   }

@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "audio/resample.h"
 #include "engine/live_cutter.h"
+#include "engine/speakers.h"
 #include "tern/tern.h"
 
 namespace tern {
@@ -31,8 +33,10 @@ struct LiveSession::Impl {
   PieceDecoder decode;
   engine::LiveCutter cutter;
   std::unique_ptr<audio::SoxrResampler> resampler;  // sample_rate != 24000
-  std::vector<float> buf;                           // the open piece's samples so far
-  int64_t buf_start = 0;                            // buf[0]'s index in the stream
+  // A model that declares a voice projection: speaker numbers that hold across the pieces.
+  std::optional<engine::StreamSpeakers> speakers;
+  std::vector<float> buf;  // the open piece's samples so far
+  int64_t buf_start = 0;   // buf[0]'s index in the stream
   int64_t update_samples = 0;
   int64_t last_update = 0;  // where the last partial (or the piece) ended
   int64_t piece = 0;

@@ -278,8 +278,9 @@ Result<std::unique_ptr<LiveSession>> Session::StartLive(const LiveOptions& optio
   LiveSession::Impl::PieceDecoder decode = [this, o](const Audio& piece) {
     return Transcribe(piece, o);
   };
-  return std::make_unique<LiveSession>(
-      std::make_unique<LiveSession::Impl>(options, max_len, std::move(decode)));
+  auto impl = std::make_unique<LiveSession::Impl>(options, max_len, std::move(decode));
+  if (m.voices) impl->speakers.emplace(*m.voices);
+  return std::make_unique<LiveSession>(std::move(impl));
 }
 
 }  // namespace tern

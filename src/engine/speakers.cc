@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
 
 #include "engine/prompt.h"
 
@@ -137,29 +142,36 @@ std::vector<int> LinkByVoice(const std::vector<std::vector<double>>& points, dou
   return labels;
 }
 
-std::string LabelSpeakersByVoice(const VoiceProjection& p, const Audio& audio, Transcript* t) {
-  if (!t->structured || t->segments.empty()) return {};
+namespace {
+
+// The timed segments long enough to describe, and their projected voices.
+struct HeardSegments {
+  std::vector<size_t> index;
+  std::vector<std::vector<double>> points;
+};
+
+HeardSegments Hear(const VoiceProjection& p, const Audio& audio, const Transcript& t) {
+  HeardSegments h;
   const int64_t n = static_cast<int64_t>(audio.samples.size());
   const auto at = [&](double sec) {
     return std::clamp<int64_t>(std::llround((sec - audio.offset_s) * kModelSampleRate), 0, n);
   };
-  std::vector<size_t> heard;
-  std::vector<std::vector<double>> points;
-  for (size_t i = 0; i < t->segments.size(); ++i) {
-    const Segment& s = t->segments[i];
+  for (size_t i = 0; i < t.segments.size(); ++i) {
+    const Segment& s = t.segments[i];
     if (s.start < 0 || !(s.end > s.start)) continue;
     const int64_t a = at(s.start), b = at(s.end);
     audio::VoiceFeatures f;
     if (b <= a || !audio::ComputeVoiceFeatures(audio.samples.data() + a, b - a, &f)) continue;
-    heard.push_back(i);
-    points.push_back(p.Embed(f));
+    h.index.push_back(i);
+    h.points.push_back(p.Embed(f));
   }
-  if (points.size() > kMaxVoiceSegments) {
-    return "speakers: " + std::to_string(points.size()) + " segments are more than the " +
-           std::to_string(kMaxVoiceSegments) +
-           " the engine joins by voice; the speakers are the model's own";
-  }
-  const std::vector<int> labels = LinkByVoice(points, p.link_distance);
+  return h;
+}
+
+// Gives the heard segments their labels and every other segment the label before it (at the
+// start, the first one after it; `fallback` when none was heard).
+void Assign(const std::vector<size_t>& heard, const std::vector<int>& labels, int fallback,
+            Transcript* t) {
   std::vector<int> speaker(t->segments.size(), -1);
   for (size_t k = 0; k < heard.size(); ++k) speaker[heard[k]] = labels[k];
   int last = -1;
@@ -175,8 +187,62 @@ std::string LabelSpeakersByVoice(const VoiceProjection& p, const Audio& audio, T
     else
       speaker[i] = last;
   }
-  for (size_t i = 0; i < speaker.size(); ++i) t->segments[i].speaker = std::max(0, speaker[i]);
+  for (size_t i = 0; i < speaker.size(); ++i)
+    t->segments[i].speaker = speaker[i] >= 0 ? speaker[i] : fallback;
+}
+
+}  // namespace
+
+std::string LabelSpeakersByVoice(const VoiceProjection& p, const Audio& audio, Transcript* t) {
+  if (!t->structured || t->segments.empty()) return {};
+  const HeardSegments h = Hear(p, audio, *t);
+  if (h.points.size() > kMaxVoiceSegments) {
+    return "speakers: " + std::to_string(h.points.size()) + " segments are more than the " +
+           std::to_string(kMaxVoiceSegments) +
+           " the engine joins by voice; the speakers are the model's own";
+  }
+  Assign(h.index, LinkByVoice(h.points, p.link_distance), 0, t);
   return {};
+}
+
+void StreamSpeakers::Label(const Audio& piece, Transcript* t) {
+  if (!t->structured || t->segments.empty()) return;
+  const HeardSegments h = Hear(p_, piece, *t);
+  std::vector<std::vector<double>> all(points_.begin(), points_.end());
+  all.insert(all.end(), h.points.begin(), h.points.end());
+  const std::vector<int> group = LinkByVoice(all, p_.link_distance);
+  const size_t old = points_.size();
+  // Votes: how many earlier segments of each group were sent with each number.
+  std::map<std::pair<int, int>, int> votes;  // (group, number sent) -> segments
+  for (size_t i = 0; i < old; ++i) ++votes[{group[i], sent_[i]}];
+  std::set<int> fresh(group.begin() + static_cast<std::ptrdiff_t>(old), group.end());
+  std::vector<std::tuple<int, int, int>> ranked;  // (-votes, number, group): most votes first
+  for (const auto& [key, count] : votes)
+    if (fresh.count(key.first)) ranked.emplace_back(-count, key.second, key.first);
+  std::sort(ranked.begin(), ranked.end());
+  std::map<int, int> number;  // group -> number
+  std::set<int> taken;
+  for (const auto& [neg, num, g] : ranked) {
+    if (number.count(g) || taken.count(num)) continue;
+    number[g] = num;
+    taken.insert(num);
+  }
+  std::vector<int> labels;
+  for (size_t k = 0; k < h.points.size(); ++k) {
+    const int g = group[old + k];
+    if (!number.count(g)) number[g] = next_++;  // a voice not heard before
+    labels.push_back(number[g]);
+  }
+  Assign(h.index, labels, last_, t);
+  for (size_t k = 0; k < h.points.size(); ++k) {
+    points_.push_back(h.points[k]);
+    sent_.push_back(labels[k]);
+  }
+  while (points_.size() > kMaxStreamVoiceSegments) {
+    points_.pop_front();
+    sent_.pop_front();
+  }
+  last_ = t->segments.back().speaker;
 }
 
 }  // namespace tern::engine

@@ -9,6 +9,7 @@
 // do not (each piece is its own prompt). A model without the keys keeps its own labels.
 #pragma once
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ inline constexpr const char* kVoicesLinkDistanceKey = "tern.voices.link_distance
 // Joining is quadratic in memory and time: beyond this many timed segments (hours of
 // dialogue) the model's own labels are kept, with a warning.
 inline constexpr size_t kMaxVoiceSegments = 4096;
+// A live stream joins each final piece's segments with the last this many it sent (every
+// final re-links them all: 2 MB and a few milliseconds at most).
+inline constexpr size_t kMaxStreamVoiceSegments = 512;
 
 struct VoiceProjection {
   std::vector<double> mean;        // audio::kVoiceFeatureCount
@@ -52,5 +56,28 @@ std::vector<int> LinkByVoice(const std::vector<std::vector<double>>& points, dou
 // (or, at the start, after it). Returns a warning when there were too many segments to
 // join, else an empty string.
 std::string LabelSpeakersByVoice(const VoiceProjection& p, const Audio& audio, Transcript* t);
+
+// Speakers over a live stream, whose pieces are final one at a time: a piece's segments are
+// linked together with the voices sent before (the last kMaxStreamVoiceSegments), and each
+// group takes the number most of its earlier segments were sent with, one number per group,
+// or the next new number. Numbers already sent never change, so the same voice keeps its
+// number across pieces as far as the voices tell, where labelling each piece alone would
+// start every piece at Speaker 0.
+class StreamSpeakers {
+ public:
+  explicit StreamSpeakers(VoiceProjection p) : p_(std::move(p)) {}
+
+  // A final piece's transcript (structured ones only; times count from piece.offset_s as in
+  // LabelSpeakersByVoice). Segments too short to hear take the label before them, or the
+  // last one sent.
+  void Label(const Audio& piece, Transcript* t);
+
+ private:
+  VoiceProjection p_;
+  std::deque<std::vector<double>> points_;  // the segments sent, oldest first
+  std::deque<int> sent_;                    // the number each was sent with
+  int next_ = 0;                            // the next new number
+  int last_ = 0;                            // the last number sent
+};
 
 }  // namespace tern::engine

@@ -182,6 +182,22 @@ std::vector<float> Voice(double f0, double formant, double seconds, uint32_t see
   return x;
 }
 
+// The raw features as the projection (identity), centred on the two voices' midpoint as a
+// fitted mean is, so the tests depend on no fit.
+VoiceProjection TwoVoiceProjection() {
+  VoiceProjection p;
+  p.dims = kF;
+  p.projection.assign(static_cast<size_t>(kF) * kF, 0.0);
+  for (int i = 0; i < kF; ++i) p.projection[static_cast<size_t>(i) * kF + i] = 1.0;
+  audio::VoiceFeatures a, b;
+  const std::vector<float> va = Voice(140, 700, 1.0, 99), vb = Voice(230, 1900, 1.0, 98);
+  EXPECT_TRUE(audio::ComputeVoiceFeatures(va.data(), static_cast<int64_t>(va.size()), &a));
+  EXPECT_TRUE(audio::ComputeVoiceFeatures(vb.data(), static_cast<int64_t>(vb.size()), &b));
+  for (int i = 0; i < kF; ++i) p.mean.push_back((a[i] + b[i]) / 2);
+  p.link_distance = 1.0;
+  return p;
+}
+
 TEST(LabelSpeakersByVoice, TellsTwoVoicesApartAcrossTheAudio) {
   // A, B, A, B, a 0.05 s fragment, A: with 0.2 s gaps.
   Audio audio;
@@ -202,18 +218,7 @@ TEST(LabelSpeakersByVoice, TellsTwoVoicesApartAcrossTheAudio) {
     audio.samples.insert(audio.samples.end(), 4800, 0.0f);
   }
   t.segments.push_back(Segment{-1, -1, 0, "no times"});
-  // The raw features as the projection (identity), centred on the two voices' midpoint as
-  // a fitted mean is, so the test depends on no fit.
-  VoiceProjection p;
-  p.dims = kF;
-  p.projection.assign(static_cast<size_t>(kF) * kF, 0.0);
-  for (int i = 0; i < kF; ++i) p.projection[static_cast<size_t>(i) * kF + i] = 1.0;
-  audio::VoiceFeatures a, b;
-  const std::vector<float> va = Voice(140, 700, 1.0, 99), vb = Voice(230, 1900, 1.0, 98);
-  ASSERT_TRUE(audio::ComputeVoiceFeatures(va.data(), static_cast<int64_t>(va.size()), &a));
-  ASSERT_TRUE(audio::ComputeVoiceFeatures(vb.data(), static_cast<int64_t>(vb.size()), &b));
-  for (int i = 0; i < kF; ++i) p.mean.push_back((a[i] + b[i]) / 2);
-  p.link_distance = 1.0;
+  const VoiceProjection p = TwoVoiceProjection();
   Transcript out = t;
   EXPECT_EQ(LabelSpeakersByVoice(p, audio, &out), "");
   std::vector<int> got;
@@ -225,6 +230,83 @@ TEST(LabelSpeakersByVoice, TellsTwoVoicesApartAcrossTheAudio) {
   plain.structured = false;
   EXPECT_EQ(LabelSpeakersByVoice(p, audio, &plain), "");
   EXPECT_EQ(plain.segments[1].speaker, 0);
+}
+
+// A live piece: the voices one after another, 0.2 s apart, times from the piece's start.
+struct Piece {
+  Audio audio;
+  Transcript t;
+};
+Piece MakePiece(std::initializer_list<char> voices, uint32_t seed) {
+  Piece p;
+  p.t.structured = true;
+  double at = 0;
+  for (char v : voices) {
+    const double seconds = 0.8 + 0.1 * (seed % 3);
+    const std::vector<float> x =
+        v == 'A' ? Voice(140, 700, seconds, seed) : Voice(230, 1900, seconds, seed);
+    p.audio.samples.insert(p.audio.samples.end(), x.begin(), x.end());
+    p.t.segments.push_back(Segment{at, at + seconds, 0, std::string(1, v)});
+    at += seconds + 0.2;
+    p.audio.samples.insert(p.audio.samples.end(), 4800, 0.0f);
+    ++seed;
+  }
+  return p;
+}
+
+std::vector<int> Speakers(const Transcript& t) {
+  std::vector<int> s;
+  for (const Segment& g : t.segments) s.push_back(g.speaker);
+  return s;
+}
+
+TEST(StreamSpeakers, NumbersHoldAcrossPieces) {
+  StreamSpeakers stream(TwoVoiceProjection());
+  // B speaks first and alone; then A; then both; then B again.
+  const std::vector<std::vector<char>> pieces = {{'B'}, {'A'}, {'A', 'B'}, {'B', 'B'}, {'A'}};
+  const std::vector<std::vector<int>> want = {{0}, {1}, {1, 0}, {0, 0}, {1}};
+  uint32_t seed = 10;
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    Piece p;
+    if (pieces[k].size() == 1)
+      p = MakePiece({pieces[k][0]}, seed);
+    else
+      p = MakePiece({pieces[k][0], pieces[k][1]}, seed);
+    seed += 7;
+    Transcript alone = p.t;
+    ASSERT_EQ(LabelSpeakersByVoice(TwoVoiceProjection(), p.audio, &alone), "");
+    stream.Label(p.audio, &p.t);
+    EXPECT_EQ(Speakers(p.t), want[k]) << "piece " << k;
+    // Labelled alone, every piece starts again at Speaker 0: A would be 0 in piece 1.
+    if (k == 1) EXPECT_EQ(Speakers(alone), (std::vector<int>{0}));
+  }
+}
+
+TEST(StreamSpeakers, UnheardSegmentsTakeTheLastNumberSent) {
+  StreamSpeakers stream(TwoVoiceProjection());
+  Piece a = MakePiece({'A'}, 1), b = MakePiece({'B'}, 2);
+  stream.Label(a.audio, &a.t);
+  stream.Label(b.audio, &b.t);
+  ASSERT_EQ(Speakers(b.t), (std::vector<int>{1}));
+  // A piece whose only segment has no times, and one too short to describe.
+  Piece untimed = MakePiece({'A'}, 3);
+  untimed.t.segments[0].start = untimed.t.segments[0].end = -1;
+  stream.Label(untimed.audio, &untimed.t);
+  EXPECT_EQ(Speakers(untimed.t), (std::vector<int>{1}));
+  Piece fragment = MakePiece({'A'}, 4);
+  fragment.t.segments[0].end = fragment.t.segments[0].start + 0.05;
+  stream.Label(fragment.audio, &fragment.t);
+  EXPECT_EQ(Speakers(fragment.t), (std::vector<int>{1}));
+  // A text transcript is left alone.
+  Piece text = MakePiece({'A'}, 5);
+  text.t.structured = false;
+  text.t.segments[0].speaker = 7;
+  stream.Label(text.audio, &text.t);
+  EXPECT_EQ(Speakers(text.t), (std::vector<int>{7}));
+  // A is still Speaker 0.
+  Piece again = MakePiece({'A'}, 6);
+  stream.Label(again.audio, &again.t);
+  EXPECT_EQ(Speakers(again.t), (std::vector<int>{0}));
 }
 
 }  // namespace

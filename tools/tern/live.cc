@@ -203,6 +203,12 @@ Status TranscribeLive(Session& session, const LiveCliOptions& o) {
         j["end"] = e.end_s();
         j["heard"] = static_cast<double>(e.heard_sample) / 24000.0;
         if (e.kind != LiveEvent::Kind::kSpeechStarted) j["text"] = e.text;
+        if (e.kind == LiveEvent::Kind::kFinal && e.transcript.structured) {
+          // The json writer's segments (times from the stream's start, speakers numbered
+          // over the stream when the model declares voices).
+          j["segments"] = nlohmann::json::parse(
+              FormatTranscript(e.transcript, OutputFormat::kJson))["segments"];
+        }
         j["lag_ms"] = std::round(e.lag_ms * 100.0) / 100.0;
         const std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         std::fprintf(stdout, "%s\n", line.c_str());
@@ -210,7 +216,11 @@ Status TranscribeLive(Session& session, const LiveCliOptions& o) {
         std::fprintf(stdout, "\r\033[K%s", Tail(e.text, cols).c_str());
         partial_shown = true;
       } else if (e.kind == LiveEvent::Kind::kFinal) {
-        std::fprintf(stdout, "%s%s\n", partial_shown ? "\r\033[K" : "", e.text.c_str());
+        // Segments with speakers ("Speaker 1: ...") as the txt writer prints them.
+        const std::string line = e.transcript.structured
+                                     ? FormatTranscript(e.transcript, OutputFormat::kTxt)
+                                     : e.text + "\n";
+        std::fprintf(stdout, "%s%s", partial_shown ? "\r\033[K" : "", line.c_str());
         partial_shown = false;
       }
     }
