@@ -45,6 +45,9 @@ struct Audio {
   // What normalization multiplied the source by (1: none, or samples made by the caller):
   // samples / gain is the source's level, which the no-speech check measures.
   float gain = 1.0f;
+  // Normalized as a whole (AudioOptions::normalize): the pieces long audio is cut into are then
+  // each normalized alike, as the file of their own they stand for would be.
+  bool normalized = false;
   double duration_s() const { return static_cast<double>(samples.size()) / 24000.0; }
 };
 

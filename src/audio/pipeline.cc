@@ -130,6 +130,7 @@ Result<Audio> Pipeline::Finish() {
     // The level the samples had: a quiet recording and a loud one normalize alike, and the
     // no-speech check asks how loud the source was.
     if (const float gain = Normalize(&out.samples, options.clip_guard); gain > 0) out.gain = gain;
+    out.normalized = true;
   }
   out.name = name_;
   return out;

@@ -71,6 +71,7 @@ Status LiveSession::Impl::Decode(LiveEvent::Kind kind, int64_t end, int64_t hear
   if (options.normalize) {  // as LoadAudio does a file (AudioOptions defaults)
     if (const float gain = audio::Normalize(&a.samples, /*clip_guard=*/true); gain > 0)
       a.gain = gain;
+    a.normalized = true;
   }
   Result<Transcript> t = decode(a);
   if (!t.ok()) {

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <optional>
 #include <span>
+#include <vector>
 
+#include "audio/normalize.h"
 #include "base/timer.h"
 #include "engine/content_stream.h"
 #include "engine/decode.h"
@@ -228,6 +230,15 @@ Result<Transcript> Session::Impl::TranscribeFitted(const Audio& audio,
           const TranscribeOptions& o) -> Result<Transcript> {
         TERN_ASSIGN_OR_RETURN(engine::Prompt p, engine::BuildPrompt(*m.tokenizer, m.special, len,
                                                                     o.format, o.context));
+        // Each piece is heard at the level a file of it would have (as a live piece is): a
+        // quiet turn of a dialogue is not left at the loud turns' level. Held-out monologues
+        // 10.8% -> 9.8% WER, dialogues 29.8% -> 26.5% (training/eval_mix.py).
+        std::vector<float> own;
+        if (audio.normalized) {
+          own.assign(x, x + len);
+          audio::Normalize(&own, /*clip_guard=*/true);
+          x = own.data();
+        }
         return TranscribeWhole(x, len, name, p, o, bias, text_stream);
       });
 }
