@@ -1,7 +1,7 @@
 """The figures of a model folder on every held-out set, through tern's engine.
 
-usage: /usr/bin/python3 eval_mix.py --model ../models/tiny-en [--sets old,nat,multi,dlg,ctx,noise]
-           [--threads 1] [--json out.json]
+usage: /usr/bin/python3 eval_mix.py --model ../models/tiny-en
+           [--sets old,nat,multi,dlg,live,ctx,noise] [--threads 1] [--json out.json]
 
 Sets (synth.py --test and synth_mix.py build them under work/data/):
   old    the 200 test clips of textgen's grammar (engine_wer.py's set): WER
@@ -17,6 +17,9 @@ Sets (synth.py --test and synth_mix.py build them under work/data/):
          differences: median and 90th percentile; a reference segment with no overlapping
          hypothesis segment counts as an error of its own length) and the share of
          answers that parsed as segments
+  live   the dialogues again, fed as a live stream (`tern transcribe --live FILE --format
+         json`, one piece per turn): the same measures over the finals' segments, whose
+         speakers the engine numbers over the stream
   ctx    clips naming rare names: WER with the context line and without
   noise  noise and silence: the share of clips whose transcript is empty
 
@@ -39,7 +42,7 @@ import reference
 import synth
 
 SETS = {"old": "test", "nat": "nat_test", "multi": "multi_test", "dlg": "dlg_test",
-        "ctx": "ctx_test", "noise": "noise_test"}
+        "live": "dlg_test", "ctx": "ctx_test", "noise": "noise_test"}
 
 
 def wavs_of(split):
@@ -69,6 +72,21 @@ def transcribe(tern, model, wavs, opts, threads):
             with open(os.path.join(out, stem + ".verbose.json"), encoding="utf-8") as f:
                 res.append(json.load(f))
         return res
+
+
+def transcribe_live(tern, model, wav, threads):
+    """-> {"structured", "segments"}: the segments of every final of a live run on wav."""
+    r = subprocess.run([tern, "transcribe", "--model", model, "-t", str(threads), "--format",
+                        "json", "--live", wav, "--output-format", "json"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit(f"eval_mix.py: tern transcribe --live failed: {r.stderr[-500:]}")
+    segs = []
+    for line in r.stdout.splitlines():
+        event = json.loads(line)
+        if event["type"] == "final":
+            segs += event.get("segments", [])
+    return {"structured": True, "segments": segs}
 
 
 def wer(pairs):
@@ -173,7 +191,7 @@ def dialog_scores(meta, results):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
-    ap.add_argument("--sets", default="old,nat,multi,dlg,ctx,noise")
+    ap.add_argument("--sets", default="old,nat,multi,dlg,live,ctx,noise")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--tern", default=os.path.join(reference.ROOT, "build", "bin", "tern"))
     ap.add_argument("--json", default="", help="also write the figures here")
@@ -203,6 +221,11 @@ def main():
                          "clips_30s_or_more": len(long_)}
         elif name == "dlg":
             res = transcribe(a.tern, a.model, wavs, ["--format", "json"], a.threads)
+            out[name] = {"wer": wer([(mt["text"], seg_text(r)) for mt, r in zip(meta, res)])}
+            out[name].update(dialog_scores(meta, res))
+            hyp = [seg_text(r) for r in res]
+        elif name == "live":
+            res = [transcribe_live(a.tern, a.model, w, a.threads) for w in wavs]
             out[name] = {"wer": wer([(mt["text"], seg_text(r)) for mt, r in zip(meta, res)])}
             out[name].update(dialog_scores(meta, res))
             hyp = [seg_text(r) for r in res]
