@@ -235,10 +235,88 @@ class PySession {
                           std::move(on_progress), std::move(on_text));
   }
 
+  // A live stream on this session: it transcribes its pieces with the session, so each of
+  // its calls takes the session's lock (PyLive keeps the session alive).
+  std::unique_ptr<tern::LiveSession> StartLive(const tern::LiveOptions& o) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return Unwrap(session_.StartLive(o));
+  }
+  std::mutex& mu() { return mu_; }
+
  private:
   std::shared_ptr<const tern::Model> model_;
   tern::Session session_;
   std::mutex mu_;
+};
+
+// Session.live(): samples in as they arrive, LiveEvents out (docs/live.md).
+class PyLive {
+ public:
+  PyLive(PySession& session, const tern::LiveOptions& o)
+      : session_(session), live_(session.StartLive(o)) {}
+
+  // Mono samples: a 1-D float (-1..1) or int16 array, or s16le bytes.
+  std::vector<tern::LiveEvent> Feed(const py::object& samples) {
+    const std::vector<float> x = Samples(samples);
+    return Run(
+        [&](std::vector<tern::LiveEvent>* ev) { return live_->Feed(x.data(), x.size(), ev); });
+  }
+  std::vector<tern::LiveEvent> Finish() {
+    return Run([&](std::vector<tern::LiveEvent>* ev) { return live_->Finish(ev); });
+  }
+  int64_t samples_received() const { return live_->samples_received(); }
+
+ private:
+  template <typename F>
+  std::vector<tern::LiveEvent> Run(const F& f) {
+    std::vector<tern::LiveEvent> events;
+    tern::Status s;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(session_.mu());
+      s = f(&events);
+    }
+    Check(s);
+    return events;
+  }
+
+  static std::vector<float> Samples(const py::object& o) {
+    if (py::isinstance<py::bytes>(o) || py::isinstance<py::bytearray>(o)) {
+      const std::string b = o.cast<std::string>();
+      if (b.size() % 2 != 0)
+        Raise(
+            tern::InvalidArgumentError("live: %zu bytes of s16le samples is not a whole number "
+                                       "of samples",
+                                       b.size()));
+      std::vector<float> x(b.size() / 2);
+      for (size_t i = 0; i < x.size(); ++i) {
+        const auto lo = static_cast<unsigned char>(b[2 * i]);
+        const auto hi = static_cast<unsigned char>(b[2 * i + 1]);
+        x[i] = static_cast<float>(static_cast<int16_t>(lo | hi << 8)) / 32768.0f;
+      }
+      return x;
+    }
+    const py::array a = py::array::ensure(o);
+    if (!a) Raise(tern::InvalidArgumentError("live: samples must be a NumPy array or bytes"));
+    if (a.ndim() != 1)
+      Raise(
+          tern::InvalidArgumentError("live: expected mono samples of shape (n,), got %d "
+                                     "dimensions",
+                                     static_cast<int>(a.ndim())));
+    if (py::isinstance<py::array_t<int16_t>>(a)) {
+      const auto v = py::array_t<int16_t, py::array::c_style | py::array::forcecast>::ensure(a);
+      std::vector<float> x(static_cast<size_t>(v.size()));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(v.data()[i]) / 32768.0f;
+      return x;
+    }
+    if (a.dtype().kind() != 'f')
+      Raise(tern::InvalidArgumentError("live: samples must be float (-1..1) or int16"));
+    const auto v = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);
+    return std::vector<float>(v.data(), v.data() + v.size());
+  }
+
+  PySession& session_;
+  std::unique_ptr<tern::LiveSession> live_;
 };
 
 // A tern::BatchSession: no lock of ours, since it takes calls from up to `lanes` threads at
@@ -503,6 +581,45 @@ PYBIND11_MODULE(_tern, m) {
            py::arg("model"), py::arg("threads") = 0)
       .def_property_readonly("threads", &PySession::threads);
   BindTranscribe<PySession>(session);
+  session.def(
+      "live",
+      [](PySession& s, int sample_rate, double update_seconds, double pause_seconds,
+         double silence_db, double max_piece_seconds, bool normalize, const py::dict& o) {
+        tern::LiveOptions lo;
+        lo.sample_rate = sample_rate;
+        lo.update_seconds = update_seconds;
+        lo.pause_seconds = pause_seconds;
+        lo.silence_db = silence_db;
+        lo.max_piece_seconds = max_piece_seconds;
+        lo.normalize = normalize;
+        tern::AudioOptions unused;
+        ApplyOptions(o, unused, lo.transcribe);
+        return std::make_unique<PyLive>(s, lo);
+      },
+      py::keep_alive<0, 1>(), py::arg("sample_rate"), py::arg("update_seconds"),
+      py::arg("pause_seconds"), py::arg("silence_db"), py::arg("max_piece_seconds"),
+      py::arg("normalize"), py::arg("options"));
+
+  py::class_<tern::LiveEvent>(m, "NativeLiveEvent")
+      .def_property_readonly("kind",
+                             [](const tern::LiveEvent& e) {
+                               return e.kind == tern::LiveEvent::Kind::kSpeechStarted
+                                          ? "speech_started"
+                                      : e.kind == tern::LiveEvent::Kind::kPartial ? "partial"
+                                                                                  : "final";
+                             })
+      .def_readonly("piece", &tern::LiveEvent::piece)
+      .def_readonly("start_sample", &tern::LiveEvent::start_sample)
+      .def_readonly("end_sample", &tern::LiveEvent::end_sample)
+      .def_readonly("heard_sample", &tern::LiveEvent::heard_sample)
+      .def_readonly("text", &tern::LiveEvent::text)
+      .def_readonly("lag_ms", &tern::LiveEvent::lag_ms)
+      .def_readonly("transcript", &tern::LiveEvent::transcript);
+
+  py::class_<PyLive>(m, "NativeLive")
+      .def("feed", &PyLive::Feed, py::arg("samples"))
+      .def("finish", &PyLive::Finish)
+      .def_property_readonly("samples_received", &PyLive::samples_received);
 
   py::class_<PyBatchSession> batch(m, "NativeBatchSession");
   batch

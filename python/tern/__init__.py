@@ -8,6 +8,9 @@
     for delta in session.stream("long.wav"):            # text as it is decoded
         print(delta, end="", flush=True)
     batch = model.batch_session(threads=2, lanes=8)     # shared by up to 8 threads at once
+    live = session.live(sample_rate=16000)              # a microphone: feed samples as they come
+    for event in live.feed(chunk) + live.finish():      # LiveEvent: partial and final text
+        print(event.kind, event.text)
 
 The work runs in C++ with the GIL released, so sessions in several Python threads run at
 the same time; a batch session decodes its callers' transcriptions in one batched loop.
@@ -41,7 +44,8 @@ from ._tern import (  # noqa: F401  (re-exported)
 __version__ = version().split()[1]  # "tern 0.1.0 (git ...) isas: ..." -> "0.1.0"
 
 __all__ = [
-    "Model", "Session", "BatchSession", "Stream", "Transcript", "Segment", "Error", "InvalidArgumentError",
+    "Model", "Session", "BatchSession", "Stream", "Live", "LiveEvent", "Transcript", "Segment",
+    "Error", "InvalidArgumentError",
     "NotFoundError", "IoError", "FormatError", "UnsupportedError", "ResourceExhaustedError",
     "CancelledError", "InternalError", "OPTIONS", "version", "system_info",
 ]
@@ -149,6 +153,11 @@ class Transcript:
         return self.format("vtt", max_cue_chars)
 
 
+# What a live stream takes besides its own arguments: every option of a transcription
+# except those about a whole file (normalize is live()'s own argument, applied per piece).
+_FILE_OPTIONS = {"normalize", "clip_guard", "max_audio_seconds", "offset", "duration"}
+
+
 def _split_options(options: dict):
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
@@ -222,6 +231,70 @@ class Session(_Transcriber):
     def __init__(self, model: Model, threads: int = 0):
         self.model = model
         self._native = _tern.NativeSession(model._native, threads)
+
+    def live(self, sample_rate: int = 24000, *, update_seconds: float = 0.5,
+             pause_seconds: float = 0.5, silence_db: float = -35.0,
+             max_piece_seconds: float = 0.0, normalize: bool = True, **options) -> "Live":
+        """A live stream (docs/live.md): feed() it mono samples at sample_rate as they arrive
+        and it returns the LiveEvents they cause: speech started, partial text every
+        update_seconds, and a final transcript for every piece, cut at pauses of
+        pause_seconds quieter than silence_db under the piece's loudest. Options: those of
+        transcribe() but the whole-file ones (normalize, here per piece; clip_guard,
+        max_audio_seconds, offset, duration). The stream uses this session (its calls and
+        transcribe()'s wait for each other)."""
+        bad = sorted(set(options) & _FILE_OPTIONS)
+        if bad:
+            raise TypeError(f"live() does not take the whole-file option(s) {', '.join(bad)}")
+        native = self._native.live(sample_rate, update_seconds, pause_seconds, silence_db,
+                                   max_piece_seconds, normalize, _split_options(options))
+        return Live(native)
+
+
+@dataclasses.dataclass(frozen=True)
+class LiveEvent:
+    """One event of a live stream. kind: "speech_started", "partial" (the open piece's text so
+    far, replaced by the next partial or final) or "final" (the piece's text, committed, with
+    its transcript). Times are seconds from the stream's start: the piece's start, the end of
+    the audio the text covers, and the audio received when the event was decided."""
+
+    kind: str
+    piece: int
+    start: float
+    end: float
+    heard: float
+    text: str
+    lag_ms: float
+    transcript: Optional[Transcript]
+
+    @classmethod
+    def _from_native(cls, e) -> "LiveEvent":
+        sr = 24000.0
+        return cls(kind=e.kind, piece=e.piece, start=e.start_sample / sr,
+                   end=e.end_sample / sr, heard=e.heard_sample / sr, text=e.text,
+                   lag_ms=e.lag_ms,
+                   transcript=Transcript._from_native(e.transcript) if e.kind == "final" else None)
+
+
+class Live:
+    """A live stream on a Session (Session.live)."""
+
+    def __init__(self, native):
+        self._native = native
+
+    def feed(self, samples) -> list:
+        """Mono samples (a 1-D NumPy array, float in -1..1 or int16, or s16le bytes), any
+        number; returns the LiveEvents they cause, in order."""
+        return [LiveEvent._from_native(e) for e in self._native.feed(samples)]
+
+    def finish(self) -> list:
+        """The stream ended: the open piece, if it holds speech, becomes final. feed() and
+        finish() are errors afterwards."""
+        return [LiveEvent._from_native(e) for e in self._native.finish()]
+
+    @property
+    def samples_received(self) -> int:
+        """Samples received so far, at 24 kHz."""
+        return self._native.samples_received
 
 
 class BatchSession(_Transcriber):

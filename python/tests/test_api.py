@@ -268,3 +268,61 @@ def test_bad_input_raises_with_tern_message(tmp_path, model):
         tern.Model.load("/nowhere/model")
     with pytest.raises(ValueError, match="head"):
         tern.Model.load(MODEL, head="f8")
+
+
+def cli_live_finals(path, *flags):
+    """The finals of `tern transcribe --live PATH --output-format json`, as JSON objects."""
+    out = run_cli("-t", "1", "--live", path, "--output-format", "json", *flags).stdout.decode()
+    events = [json.loads(line) for line in out.splitlines()]
+    return [e for e in events if e["type"] == "final"]
+
+
+def test_live_equals_the_cli_live(model):
+    # The demo dialogue, fed as a microphone would (20 ms at a time, int16 and bytes in
+    # turn) with the JSON prompt: the finals are the CLI's, speakers numbered over the stream.
+    path = os.path.join(os.path.dirname(SAMPLES[0]), "dialogue1.wav")
+    x, rate = read_wav(path)
+    session = model.session(threads=1)
+    live = session.live(sample_rate=rate, format="json")
+    events = []
+    block = rate // 50
+    for k, i in enumerate(range(0, len(x), block)):
+        chunk = x[i:i + block]
+        events += live.feed(chunk if k % 2 else chunk.astype("<i2").tobytes())
+    events += live.finish()
+    assert live.samples_received == len(x) * 24000 // rate
+    kinds = [e.kind for e in events]
+    assert "speech_started" in kinds and "partial" in kinds
+    finals = [e for e in events if e.kind == "final"]
+    cli = cli_live_finals(path, "--format", "json")
+    assert [e.text for e in finals] == [c["text"] for c in cli]
+    assert [e.piece for e in finals] == list(range(len(finals)))
+    assert [round(e.end, 6) for e in finals] == [round(c["end"], 6) for c in cli]
+    speakers = [s.speaker for e in finals for s in e.transcript.segments]
+    assert speakers == [s["speaker"] for c in cli for s in c["segments"]]
+    with open(os.path.join(os.path.dirname(path), "dialogue1.json")) as f:
+        ref = [seg[2] for seg in json.load(f)]
+    assert len(speakers) == len(ref) and len(set(speakers)) == len(set(ref)) > 1
+    # The session still transcribes files, and the stream is done.
+    assert session.transcribe(SAMPLES[0]).text
+    with pytest.raises(tern.InvalidArgumentError, match="Feed after Finish"):
+        live.feed(x[:10])
+
+
+def test_live_refuses_bad_options_and_samples(model):
+    session = model.session(threads=1)
+    with pytest.raises(TypeError, match="offset"):
+        session.live(offset=1.0)
+    with pytest.raises(TypeError, match="unknown option"):
+        session.live(colour="red")
+    with pytest.raises(ValueError, match="sample rate"):
+        session.live(sample_rate=1000)
+    live = session.live()
+    with pytest.raises(ValueError, match="shape"):
+        live.feed(np.zeros((10, 2), dtype=np.float32))
+    with pytest.raises(ValueError, match="float"):
+        live.feed(np.zeros(10, dtype=np.int32))
+    with pytest.raises(ValueError, match="whole number"):
+        live.feed(b"\x00\x01\x02")
+    assert live.feed(np.zeros(2400, dtype=np.float32)) == []  # silence: no event
+    assert live.finish() == []
