@@ -4,12 +4,18 @@
 // Oracles beyond "no crash, no sanitizer report":
 //   * every tensor's bytes [data, data + n_bytes) are read (ASan checks they are in the input);
 //   * a parsed file rewritten to the other type-id numbering still parses, with the same
-//     tensors (what `tern-dev convert` relies on).
+//     tensors (what `tern-dev convert` relies on);
+//   * the tern.* keys a model may declare (engine/trained.h, engine/speakers.h) read either
+//     as values inside their documented bounds or as an error naming the file.
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "audio/voice_features.h"
+#include "engine/speakers.h"
+#include "engine/trained.h"
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
 
@@ -58,6 +64,41 @@ void CheckRetype(const File& f, const uint8_t* data, size_t size) {
   }
 }
 
+bool Finite(const std::vector<double>& v) {
+  for (double x : v)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+
+void CheckDeclarations(const File& f) {
+  // The file first, and the key (the reader's own words, or the GGUF accessor's "key '...'").
+  const auto named = [](const tern::Status& s) {
+    return s.message().rfind("fuzz.gguf: ", 0) == 0 &&
+           s.message().find("tern.") != std::string::npos;
+  };
+  auto t = tern::engine::ReadTrainedWith(f);
+  if (!t.ok()) {
+    Require(named(t.status()));
+  } else {
+    for (const auto& s : {t->max_audio_seconds, t->chunk_seconds, t->snap_seconds})
+      Require(!s || (*s > 0 && std::isfinite(*s)));
+    Require(!t->beam || (*t->beam >= 1 && *t->beam <= 16));
+  }
+  auto v = tern::engine::ReadVoiceProjection(f);
+  if (!v.ok()) {
+    Require(named(v.status()));
+  } else if (*v) {
+    const size_t n = tern::audio::kVoiceFeatureCount;
+    const auto& p = **v;
+    Require(p.mean.size() == n && p.dims >= 1 && static_cast<size_t>(p.dims) <= n);
+    Require(p.projection.size() == n * static_cast<size_t>(p.dims));
+    Require(Finite(p.mean) && Finite(p.projection));
+    Require(p.link_distance > 0 && p.link_distance <= 2);
+    tern::audio::VoiceFeatures zero{};
+    Require(Finite(p.Embed(zero)));
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -69,5 +110,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   Touch(**f);
   CheckRetype(**f, data, size);
+  CheckDeclarations(**f);
   return 0;
 }

@@ -1,11 +1,12 @@
 // Writes the seed corpus for gguf_fuzz: small valid GGUF files made with the Writer, one
 // per tensor type and id numbering, alignments 32 and 64, every KV type, nested arrays,
-// a v2 header and a file without tensors. Usage: make_corpus OUTPUT_DIR
+// a v2 header, a file without tensors and the tern.* declarations of a model. Usage: make_corpus OUTPUT_DIR
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "audio/voice_features.h"
 #include "base/mapped_file.h"
 #include "gguf/writer.h"
 
@@ -69,7 +70,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string dir = argv[1];
-  int n = 0;
+  int n_files = 0;
   bool ok = true;
   for (int t = 0; t < tern::kNumDTypes; ++t) {
     const DType type = static_cast<DType>(t);
@@ -89,7 +90,7 @@ int main(int argc, char** argv) {
                                  (ids == TypeIds::kPublished ? "-pub" : "-remap") + "-a" +
                                  std::to_string(align) + ".gguf";
         ok &= Save(dir, name, w.Serialize());
-        ++n;
+        ++n_files;
       }
     }
   }
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
     Writer w;
     AddKvs(&w);
     ok &= Save(dir, "kv-only.gguf", w.Serialize());
-    ++n;
+    ++n_files;
   }
   // A v2 header (same layout) with an I8_S and an I2_S tensor, like the VibeASR files.
   {
@@ -110,15 +111,38 @@ int main(int argc, char** argv) {
     const uint32_t v2 = 2;
     std::memcpy(image.data() + 4, &v2, 4);
     ok &= Save(dir, "v2-mixed.gguf", image);
-    ++n;
+    ++n_files;
+  }
+  // The tern.* declarations of a model (engine/trained.h, engine/speakers.h), as the bundled
+  // model's LM file has them, and a projection of one direction.
+  for (int dims : {8, 1}) {
+    Writer w;
+    w.SetString("general.architecture", "qwen2");
+    w.SetBool("tern.trained.context", true);
+    w.SetBool("tern.trained.json_format", true);
+    w.SetF32("tern.trained.max_audio_seconds", 39.994f);
+    w.SetF32("tern.trained.chunk_seconds", 6.0f);
+    w.SetF32("tern.trained.snap_seconds", 2.5f);
+    w.SetU32("tern.trained.beam", 4);
+    w.SetBool("tern.trained.utterance_pieces", true);
+    const int n = tern::audio::kVoiceFeatureCount;
+    std::vector<float> mean(n), projection(static_cast<size_t>(n) * dims);
+    for (size_t i = 0; i < mean.size(); ++i) mean[i] = 0.5f * static_cast<float>(i);
+    for (size_t i = 0; i < projection.size(); ++i)
+      projection[i] = 0.01f * static_cast<float>(i % 7);
+    w.SetF32Array("tern.voices.mean", mean);
+    w.SetF32Array("tern.voices.projection", projection);
+    w.SetF32("tern.voices.link_distance", 0.25f);
+    ok &= Save(dir, "declarations-d" + std::to_string(dims) + ".gguf", w.Serialize());
+    ++n_files;
   }
   // Empty file header only.
   {
     Writer w;
     ok &= Save(dir, "empty.gguf", w.Serialize());
-    ++n;
+    ++n_files;
   }
   if (!ok) return 1;
-  std::printf("make_corpus: wrote %d seed files to %s\n", n, dir.c_str());
+  std::printf("make_corpus: wrote %d seed files to %s\n", n_files, dir.c_str());
   return 0;
 }
