@@ -71,9 +71,13 @@ void HotwordBias::Apply(std::span<const int32_t> content, float* logits, int64_t
     return m <= n && std::equal(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(m),
                                 content.end() - static_cast<std::ptrdiff_t>(m));
   };
+  auto written = [&](const std::vector<int32_t>& s) {
+    return std::search(content.begin(), content.end(), s.begin(), s.end()) != content.end();
+  };
   auto favour = [&](const std::vector<int32_t>& s, bool begin) {
-    // not again right after itself: a boosted word must not feed a loop ("the the the")
-    if (begin && !ends_with(s, s.size())) boost(s[0]);
+    // not again once written: a boosted word must not feed a loop ("the the the", "from
+    // Dallas from Dallas")
+    if (begin && !written(s)) boost(s[0]);
     for (size_t m = std::min(s.size() - 1, n); m >= 1; --m) {
       if (ends_with(s, m)) {
         boost(s[m]);

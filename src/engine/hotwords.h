@@ -40,7 +40,7 @@ class HotwordBias {
 
   // `content`: the reply so far, after the model's own header. Adds the boost to logits[t]
   // for each token t that begins a sequence (a `start` one only where a text starts; not
-  // one that content has just ended with, so a boost cannot feed a loop of the word), or
+  // one content already holds, so a boost cannot feed a loop of the word), or
   // continues one whose first m >= 1 tokens are the last m of content (the longest such
   // m). A token that several sequences favour gets the boost once. Each changed entry's
   // original value is appended to `saved` (id, value), so the caller can restore the
