@@ -180,7 +180,17 @@ TEST_P(LiveFinals, EqualOfflineTranscriptionOfThePieces) {
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     EXPECT_EQ(f->text, t->text) << "piece " << f->piece;
     EXPECT_EQ(f->transcript.token_ids, t->token_ids) << "piece " << f->piece;
-    EXPECT_FALSE(f->text.empty());
+    if (GetParam() == 2 && f->text.empty()) {
+      // A context can leave the small model speechless on a piece (the bundled one answers
+      // "Add coffee and lemons to the list." with nothing under this topic line): then the
+      // piece, as a file would, says why.
+      bool said = false;
+      for (const std::string& w : f->transcript.warnings)
+        said = said || w.find("empty with this context") != std::string::npos;
+      EXPECT_TRUE(said) << "piece " << f->piece;
+    } else {
+      EXPECT_FALSE(f->text.empty()) << "piece " << f->piece;
+    }
     all += f->text + " | ";
   }
   std::printf("finals: %s\n", all.c_str());

@@ -14,9 +14,9 @@
 # it. THREADS (default 2): torch threads of stages A-F. KEEP=1: keep each finished stage
 # there (keep.py), in place of the split's earlier one. FROM=MODEL_DIR: fine-tune instead of
 # training from scratch: stage D is the model folder's weights (init_from_gguf.py), then E-G
-# from them, the aid heads the files lack trained alone for E's first 150 steps, and a long
-# stage F2 between F and G (kept every 250 steps in checkpoints/<split>-ft-F2-part.pt, where a
-# cut run resumes); the kept checkpoints are named <split>-ft-<stage>.pt.
+# from them, the aid heads the files lack trained alone for E's first 150 steps, and long
+# stages F2 and F3 between F and G (each kept every 250 steps in checkpoints/<split>-ft-<stage>-part.pt,
+# where a cut run resumes); the kept checkpoints are named <split>-ft-<stage>.pt.
 set -euo pipefail
 cd "$(dirname "$0")"
 out=${1:-work/recipe}
@@ -34,7 +34,7 @@ dec=(--ctc-weight 0.3 --char-weight 1.0 --guide-weight 0.5 --tok-drop 0.3)  # D-
 tag=$split${FROM:+-ft}  # names the kept checkpoints
 fresh=()
 kept=""  # the latest stage kept in the repository for this split (keep.py)
-for s in A B C D E F F2 G; do [ -f "checkpoints/$tag-$s.pt" ] && kept=$s; done
+for s in A B C D E F F2 F3 G; do [ -f "checkpoints/$tag-$s.pt" ] && kept=$s; done
 stage() {  # name, script, then its arguments
     local name=$1 script=$2; shift 2
     if [ -n "$kept" ] && [[ ! "$name" > "$kept" ]]; then  # each stage reads only the last one
@@ -51,12 +51,12 @@ stage() {  # name, script, then its arguments
     "$py" "$script" "$@" --out "$out/$name/part.pt" > "$out/$name/train.log" 2>&1
     mv "$out/$name/part.pt" "$out/$name/ckpt.pt"
     # a later stage's kept part started from this stage's older weights
-    for s in F2 G; do
+    for s in F2 F3 G; do
         if [[ "$s" > "$name" ]]; then rm -f "checkpoints/$tag-$s-part.pt"; fi
     done
     if [ -n "${KEEP:-}" ] && [ "$name" != G ]; then  # the stage replaces the split's older one
         "$py" keep.py "$out/$name/ckpt.pt" "checkpoints/$tag-$name.pt"
-        for s in A B C D E F F2; do
+        for s in A B C D E F F2 F3; do
             if [[ "$s" < "$name" ]]; then rm -f "checkpoints/$tag-$s.pt"; fi
         done
         rm -f "checkpoints/$tag-$name-part.pt"
@@ -99,7 +99,15 @@ if [ -n "${FROM:-}" ]; then
     [ -f "$part" ] && resume=(--resume "$part")
     stage F2 "${trainer[@]}" --steps 12000 --decay-from 0.5 --qat-from 0 --lr 8e-4 --seed 4 \
         "${dec[@]}" --init "$out/F/ckpt.pt" --save-small "$part" "${resume[@]}"
-    last=F2
+    # F3: the hearing still improved at F2's end (README.md, "hearing.py"), so a further
+    #    schedule at a lower rate (F2's restart at 8e-4 first lost ground for ~1 500 steps);
+    #    about an hour at 2 threads, kept and resumed like F2
+    part=checkpoints/$tag-F3-part.pt
+    resume=()
+    [ -f "$part" ] && resume=(--resume "$part")
+    stage F3 "${trainer[@]}" --steps 6000 --decay-from 0.3 --qat-from 0 --lr 5e-4 --seed 5 \
+        "${dec[@]}" --init "$out/F2/ckpt.pt" --save-small "$part" "${resume[@]}"
+    last=F3
 fi
 # G: the decoder alone on the frozen encoder's features, computed once per clip by tern's
 #    engine (needs build/bin/tern-dev); the rest of the 2-hour budget. One torch thread: its
