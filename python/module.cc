@@ -601,13 +601,8 @@ PYBIND11_MODULE(_tern, m) {
       py::arg("normalize"), py::arg("options"));
 
   py::class_<tern::LiveEvent>(m, "NativeLiveEvent")
-      .def_property_readonly("kind",
-                             [](const tern::LiveEvent& e) {
-                               return e.kind == tern::LiveEvent::Kind::kSpeechStarted
-                                          ? "speech_started"
-                                      : e.kind == tern::LiveEvent::Kind::kPartial ? "partial"
-                                                                                  : "final";
-                             })
+      .def_property_readonly(
+          "kind", [](const tern::LiveEvent& e) { return tern::LiveEventKindName(e.kind); })
       .def_readonly("piece", &tern::LiveEvent::piece)
       .def_readonly("start_sample", &tern::LiveEvent::start_sample)
       .def_readonly("end_sample", &tern::LiveEvent::end_sample)

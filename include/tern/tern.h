@@ -356,6 +356,9 @@ struct LiveEvent {
   Transcript transcript;  // kFinal: the piece's, segment times from the stream's start
 };
 
+// "speech_started", "partial", "final": the names the CLI's JSON lines and Python use.
+const char* LiveEventKindName(LiveEvent::Kind kind);
+
 class LiveSession {
  public:
   // Samples at LiveOptions::sample_rate, any number per call (none is fine); appends the

@@ -181,6 +181,18 @@ Status LiveSession::Impl::Finish(std::vector<LiveEvent>* events) {
   return Status::Ok();
 }
 
+const char* LiveEventKindName(LiveEvent::Kind kind) {
+  switch (kind) {
+    case LiveEvent::Kind::kSpeechStarted:
+      return "speech_started";
+    case LiveEvent::Kind::kPartial:
+      return "partial";
+    case LiveEvent::Kind::kFinal:
+      return "final";
+  }
+  return "final";
+}
+
 LiveSession::LiveSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LiveSession::~LiveSession() = default;
 

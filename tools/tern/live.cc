@@ -195,9 +195,7 @@ Status TranscribeLive(Session& session, const LiveCliOptions& o) {
       decode_ms += e.metrics.decode_ms;
       if (o.json) {
         nlohmann::json j;
-        j["type"] = e.kind == LiveEvent::Kind::kSpeechStarted ? "speech_started"
-                    : e.kind == LiveEvent::Kind::kPartial     ? "partial"
-                                                              : "final";
+        j["type"] = LiveEventKindName(e.kind);
         j["piece"] = e.piece;
         j["start"] = e.start_s();
         j["end"] = e.end_s();
